@@ -1,0 +1,149 @@
+/*
+ * config.c: parses the VAST_CONFIG_LIST variables. A malformed value is reported once on
+ * stderr and replaced by its default: a typo in an environment variable must not make an
+ * application's OpenCL disappear.
+ */
+#include "config.h"
+
+#include "log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+bool vast_parse_size(const char *text, uint64_t *out)
+{
+    if (text == NULL || !isdigit((unsigned char)*text))
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0)
+        return false;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    case '\0': break;
+    default: return false;
+    }
+    if (shift != 0) {
+        end++;
+        if (toupper((unsigned char)*end) == 'B' || (*end == 'i' && toupper((unsigned char)end[1]) == 'B'))
+            end += *end == 'i' ? 2 : 1;
+    }
+    if (*end != '\0' || (shift != 0 && v > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+static bool parse_bool(const char *text, bool *out)
+{
+    if (!strcmp(text, "1") || !strcasecmp(text, "true") || !strcasecmp(text, "yes") || !strcasecmp(text, "on"))
+        *out = true;
+    else if (!strcmp(text, "0") || !strcasecmp(text, "false") || !strcasecmp(text, "no") || !strcasecmp(text, "off") || !*text)
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+static bool parse_loglevel(const char *text, int *out)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(text, names[i])) {
+            *out = i;
+            return true;
+        }
+    return false;
+}
+
+static bool parse_string(const char *text, char *out, size_t size)
+{
+    if (strlen(text) >= size)
+        return false;
+    strcpy(out, text);
+    return true;
+}
+
+#define PARSE_STRING(f, t) parse_string(t, cfg->f, sizeof cfg->f)
+#define PARSE_SIZE(f, t) vast_parse_size(t, &cfg->f)
+#define PARSE_BOOL(f, t) parse_bool(t, &cfg->f)
+#define PARSE_LOGLEVEL(f, t) parse_loglevel(t, &cfg->f)
+
+bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *name), char *why,
+                       size_t why_size)
+{
+    bool ok = true;
+    memset(cfg, 0, sizeof *cfg);
+#define PARSE_ONE(kind, field, var, def, desc)                                                    \
+    {                                                                                             \
+        const char *v = get(var);                                                                 \
+        PARSE_##kind(field, def);                                                                 \
+        if (v != NULL && !PARSE_##kind(field, v)) {                                               \
+            if (ok && why != NULL)                                                                \
+                snprintf(why, why_size, "%s='%s' is not valid; using the default '%s'", var, v,   \
+                         def);                                                                    \
+            ok = false;                                                                           \
+            PARSE_##kind(field, def);                                                             \
+        }                                                                                         \
+    }
+    VAST_CONFIG_LIST(PARSE_ONE)
+#undef PARSE_ONE
+    if (cfg->page_size != 0 && (cfg->page_size < 4096 || (cfg->page_size & (cfg->page_size - 1)))) {
+        if (ok && why != NULL)
+            snprintf(why, why_size, "VAST_PAGE_SIZE=%llu is not a power of two >= 4K; using the default",
+                     (unsigned long long)cfg->page_size);
+        cfg->page_size = 0;
+        ok = false;
+    }
+    return ok;
+}
+
+static const char *getenv_const(const char *name) { return getenv(name); }
+
+static struct vast_config global_config;
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+
+static void load_global(void)
+{
+    char why[256];
+    bool ok = vast_config_parse(&global_config, getenv_const, why, sizeof why);
+    vast_log_set_level((enum vast_log_level)global_config.log);
+    if (!ok)
+        vast_warn("%s", why);
+}
+
+const struct vast_config *vast_config_get(void)
+{
+    pthread_once(&global_once, load_global);
+    return &global_config;
+}
+
+#define PRINT_STRING(f) snprintf(value, sizeof value, "%s", cfg->f)
+#define PRINT_SIZE(f) snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->f)
+#define PRINT_BOOL(f) snprintf(value, sizeof value, "%d", (int)cfg->f)
+#define PRINT_LOGLEVEL(f) snprintf(value, sizeof value, "%s", levels[cfg->f])
+
+void vast_config_print(const struct vast_config *cfg, FILE *out, bool markdown)
+{
+    static const char *const levels[] = {"error", "warn", "info", "debug"};
+    char value[600];
+    if (markdown)
+        fprintf(out, "| variable | default | meaning |\n|---|---|---|\n");
+#define PRINT_ONE(kind, field, var, def, desc)                                                    \
+    PRINT_##kind(field);                                                                          \
+    if (markdown)                                                                                 \
+        fprintf(out, "| `%s` | `%s` | %s |\n", var, def, desc);                                   \
+    else                                                                                          \
+        fprintf(out, "  %-20s = %-12s %s%s\n", var, value, getenv(var) ? "(set) " : "", desc);
+    VAST_CONFIG_LIST(PRINT_ONE)
+#undef PRINT_ONE
+}

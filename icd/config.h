@@ -1,0 +1,55 @@
+/*
+ * config.h: every VAST_* environment variable, declared once in VAST_CONFIG_LIST. Parsing,
+ * defaults, `vastinfo`'s listing and the README's table all come from that list. The
+ * configuration is read once (vast_config_load) into a struct vast_config that never changes
+ * afterwards, so it is read without locks.
+ */
+#ifndef VAST_ICD_CONFIG_H
+#define VAST_ICD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, BOOL, LOGLEVEL. */
+#define VAST_CONFIG_LIST(X)                                                                       \
+    X(STRING, backend, "VAST_BACKEND", "",                                                        \
+      "real platform(s) to wrap: a platform-name substring or a vendor library path; "           \
+      "default: every GPU platform, or every platform when no GPU exists")                        \
+    X(LOGLEVEL, log, "VAST_LOG", "warn", "error|warn|info|debug: what VAST writes to stderr")     \
+    X(SIZE, memory, "VAST_MEMORY", "0",                                                           \
+      "memory a virtual device reports and backs, bytes with K/M/G suffix; 0: host RAM")          \
+    X(SIZE, device_memory, "VAST_DEVICE_MEMORY", "0",                                             \
+      "device page-cache budget per real device; 0: most of the device's memory")                 \
+    X(SIZE, page_size, "VAST_PAGE_SIZE", "0",                                                     \
+      "page size, a power of two from 4K; 0: chosen by VAST")                                     \
+    X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
+      "run the paged kernel even where direct mode would do (testing and measuring)")             \
+    X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \
+    X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file")
+
+struct vast_config {
+#define VAST_CONFIG_FIELD_STRING(f) char f[512];
+#define VAST_CONFIG_FIELD_SIZE(f) uint64_t f;
+#define VAST_CONFIG_FIELD_BOOL(f) bool f;
+#define VAST_CONFIG_FIELD_LOGLEVEL(f) int f;
+#define VAST_CONFIG_FIELD(kind, field, var, def, desc) VAST_CONFIG_FIELD_##kind(field)
+    VAST_CONFIG_LIST(VAST_CONFIG_FIELD)
+#undef VAST_CONFIG_FIELD
+};
+
+/* Read the environment once; later calls return the same configuration. */
+const struct vast_config *vast_config_get(void);
+
+/* Parse from a getenv-like function (unit tests); returns false and names the bad variable. */
+bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *name),
+                       char *why, size_t why_size);
+
+/* "123", "64K", "4M", "2G", "1T" (binary multiples). False on junk or overflow. */
+bool vast_parse_size(const char *text, uint64_t *out);
+
+/* Print the variables, their effective values and descriptions (vastinfo). */
+void vast_config_print(const struct vast_config *cfg, FILE *out, bool markdown);
+
+#endif

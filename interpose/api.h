@@ -1,0 +1,24 @@
+/*
+ * api.h: the prototype of every vast_cl* implementation, produced from icd/entries.h, so that
+ * each implementation is checked by the compiler against the signature in <CL/cl_icd.h>.
+ */
+#ifndef VAST_INTERPOSE_API_H
+#define VAST_INTERPOSE_API_H
+
+#include <CL/cl_icd.h>
+
+#define VAST_API(ret, name, params, args, obj) ret vast_##name params;
+#define VAST_API_CUSTOM(ret, name, params, args) ret vast_##name params;
+#define VAST_API_EXT(ret, name, params, args) ret vast_##name params;
+#define VAST_UNSUPPORTED_INT(name, params, code)
+#define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
+#define VAST_NULL_SLOT(name)
+#include "../icd/entries.h"
+#undef VAST_API
+#undef VAST_API_CUSTOM
+#undef VAST_API_EXT
+#undef VAST_UNSUPPORTED_INT
+#undef VAST_UNSUPPORTED_OBJ
+#undef VAST_NULL_SLOT
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * buffer.c: memory objects (buffers, sub-buffers, pipes; images share the wrapper, see
+ * image.c) and the host-side buffer commands. For now each VAST memory object wraps one real
+ * one; the page cache (pagecache/) takes over buffers' storage when they are virtualised.
+ */
+#include "api.h"
+#include "callback.h"
+#include "check.h"
+#include "mem.h"
+
+#include <stdlib.h>
+
+static void mem_destroy(struct vast_object *obj)
+{
+    cl_mem m = (cl_mem)obj;
+    if (m->real != NULL)
+        m->context->backend->dispatch->clReleaseMemObject(m->real);
+    if (m->parent != NULL)
+        VAST_RELEASE(m->parent);
+    VAST_RELEASE(m->context);
+}
+
+cl_mem vast_mem_wrap(cl_context context, cl_mem parent, cl_mem real, cl_int err, cl_int *errcode_ret)
+{
+    VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real platform refused the memory object");
+    cl_mem m = vast_object_alloc(sizeof *m);
+    if (m == NULL) {
+        context->backend->dispatch->clReleaseMemObject(real);
+        vast_set_error(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+        return NULL;
+    }
+    vast_object_init(&m->obj, VAST_MAGIC_MEM, mem_destroy);
+    m->real = real;
+    m->context = context;
+    m->parent = parent;
+    VAST_RETAIN(context);
+    if (parent != NULL)
+        VAST_RETAIN(parent);
+    vast_set_error(errcode_ret, CL_SUCCESS);
+    return m;
+}
+
+cl_mem vast_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    VAST_REAL_OR_NULL(context->backend, context->real, clCreateBuffer, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem real = fn_(context->real, flags, size, host_ptr, &err);
+    return vast_mem_wrap(context, NULL, real, err, errcode_ret);
+}
+
+cl_mem vast_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+                                         size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    VAST_REAL_OR_NULL(context->backend, context->real, clCreateBufferWithProperties, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem real = fn_(context->real, properties, flags, size, host_ptr, &err);
+    return vast_mem_wrap(context, NULL, real, err, errcode_ret);
+}
+
+cl_mem vast_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type,
+                              const void *buffer_create_info, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(buffer, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT, errcode_ret);
+    VAST_REAL_OR_NULL(buffer->context->backend, buffer->real, clCreateSubBuffer, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem real = fn_(buffer->real, flags, buffer_create_type, buffer_create_info, &err);
+    return vast_mem_wrap(buffer->context, buffer, real, err, errcode_ret);
+}
+
+cl_mem vast_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets,
+                         const cl_pipe_properties *properties, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    VAST_REAL_OR_NULL(context->backend, context->real, clCreatePipe, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem real = fn_(context->real, flags, pipe_packet_size, pipe_max_packets, properties, &err);
+    return vast_mem_wrap(context, NULL, real, err, errcode_ret);
+}
+
+cl_int vast_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value,
+                          size_t *param_value_size_ret)
+{
+    VAST_CHECK(pipe, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_PASS(pipe->context->backend, pipe->real, clGetPipeInfo, pipe->real, param_name, param_value_size, param_value,
+              param_value_size_ret);
+}
+
+cl_int vast_clRetainMemObject(cl_mem memobj)
+{
+    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_RETAIN(memobj);
+    return CL_SUCCESS;
+}
+
+cl_int vast_clReleaseMemObject(cl_mem memobj)
+{
+    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_RELEASE(memobj);
+    return CL_SUCCESS;
+}
+
+cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value,
+                               size_t *param_value_size_ret)
+{
+    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    cl_uint refs = atomic_load(&memobj->obj.refcount);
+    switch (param_name) {
+    case CL_MEM_CONTEXT:
+        return vast_info_answer(&memobj->context, sizeof(cl_context), param_value_size, param_value, param_value_size_ret);
+    case CL_MEM_ASSOCIATED_MEMOBJECT:
+        return vast_info_answer(&memobj->parent, sizeof(cl_mem), param_value_size, param_value, param_value_size_ret);
+    case CL_MEM_REFERENCE_COUNT:
+        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+    default:
+        VAST_PASS(memobj->context->backend, memobj->real, clGetMemObjectInfo, memobj->real, param_name,
+                  param_value_size, param_value, param_value_size_ret);
+    }
+}
+
+cl_int vast_clSetMemObjectDestructorCallback(cl_mem memobj, void(CL_CALLBACK *pfn_notify)(cl_mem, void *),
+                                             void *user_data)
+{
+    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_RETURN_IF(pfn_notify == NULL, CL_INVALID_VALUE, "pfn_notify is NULL");
+    cl_api_clSetMemObjectDestructorCallback fn =
+        VAST_REAL(memobj->context->backend, memobj->real, clSetMemObjectDestructorCallback);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no destructor callbacks");
+    struct vast_trampoline *t = vast_trampoline_mem(pfn_notify, memobj, user_data);
+    VAST_RETURN_IF(t == NULL, CL_OUT_OF_HOST_MEMORY, "trampoline");
+    cl_int err = fn(memobj->real, vast_trampoline_mem_run, t);
+    if (err != CL_SUCCESS)
+        free(t);
+    return err;
+}
+
+#define CHECK_MEM(m) VAST_CHECK(m, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
+
+cl_int vast_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset,
+                                size_t cb, void *ptr, cl_uint num_events_in_wait_list,
+                                const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueReadBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
+                 blocking_read, offset, cb, ptr);
+}
+
+cl_int vast_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset,
+                                 size_t cb, const void *ptr, cl_uint num_events_in_wait_list,
+                                 const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueWriteBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
+                 blocking_write, offset, cb, ptr);
+}
+
+cl_int vast_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+                                size_t src_offset, size_t dst_offset, size_t cb, cl_uint num_events_in_wait_list,
+                                const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(src_buffer);
+    CHECK_MEM(dst_buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueCopyBuffer, num_events_in_wait_list, event_wait_list, event,
+                 src_buffer->real, dst_buffer->real, src_offset, dst_offset, cb);
+}
+
+cl_int vast_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
+                                    const size_t *buffer_origin, const size_t *host_origin, const size_t *region,
+                                    size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
+                                    size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list,
+                                    const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueReadBufferRect, num_events_in_wait_list, event_wait_list, event,
+                 buffer->real, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch,
+                 buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr);
+}
+
+cl_int vast_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write,
+                                     const size_t *buffer_origin, const size_t *host_origin, const size_t *region,
+                                     size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
+                                     size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list,
+                                     const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueWriteBufferRect, num_events_in_wait_list, event_wait_list, event,
+                 buffer->real, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch,
+                 buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr);
+}
+
+cl_int vast_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+                                    const size_t *src_origin, const size_t *dst_origin, const size_t *region,
+                                    size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
+                                    size_t dst_slice_pitch, cl_uint num_events_in_wait_list,
+                                    const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(src_buffer);
+    CHECK_MEM(dst_buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueCopyBufferRect, num_events_in_wait_list, event_wait_list, event,
+                 src_buffer->real, dst_buffer->real, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+                 dst_row_pitch, dst_slice_pitch);
+}
+
+cl_int vast_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
+                                size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list,
+                                const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(buffer);
+    VAST_ENQUEUE(command_queue, clEnqueueFillBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
+                 pattern, pattern_size, offset, size);
+}
+
+cl_int vast_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
+                                    cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    CHECK_MEM(memobj);
+    VAST_ENQUEUE(command_queue, clEnqueueUnmapMemObject, num_events_in_wait_list, event_wait_list, event,
+                 memobj->real, mapped_ptr);
+}
+
+cl_int vast_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects,
+                                       const cl_mem *mem_objects, cl_mem_migration_flags flags,
+                                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                                       cl_event *event)
+{
+    VAST_RETURN_IF(num_mem_objects == 0 || mem_objects == NULL, CL_INVALID_VALUE, "no memory objects");
+    struct vast_list mems;
+    cl_int err = vast_unwrap_mems(num_mem_objects, mem_objects, &mems);
+    if (err != CL_SUCCESS)
+        return err;
+    err = vast_enqueue_migrate(command_queue, num_mem_objects, (const cl_mem *)mems.items, flags,
+                               num_events_in_wait_list, event_wait_list, event);
+    vast_list_free(&mems);
+    return err;
+}
+
+cl_int vast_enqueue_migrate(cl_command_queue command_queue, cl_uint n, const cl_mem *reals,
+                            cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
+                            const cl_event *event_wait_list, cl_event *event)
+{
+    VAST_ENQUEUE(command_queue, clEnqueueMigrateMemObjects, num_events_in_wait_list, event_wait_list, event, n,
+                 reals, flags);
+}
+
+/* Maps return a pointer, so the enqueue macro does not fit; mem.h shares this with images. */
+void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event real_ev, cl_event *event,
+                      cl_int *errcode_ret)
+{
+    if (err == CL_SUCCESS)
+        err = vast_event_wrap_out(queue, real_ev, event);
+    vast_set_error(errcode_ret, err);
+    return err == CL_SUCCESS ? ptr : NULL;
+}
+
+void *vast_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+                              cl_map_flags map_flags, size_t offset, size_t cb, cl_uint num_events_in_wait_list,
+                              const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE, errcode_ret);
+    VAST_CHECK_NULL(buffer, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT, errcode_ret);
+    VAST_REAL_OR_NULL(command_queue->context->backend, command_queue->real, clEnqueueMapBuffer, errcode_ret);
+    struct vast_list waits;
+    cl_int err = vast_unwrap_events(command_queue->context, num_events_in_wait_list, event_wait_list, &waits);
+    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "wait list");
+    cl_event real_ev = NULL;
+    void *ptr = fn_(command_queue->real, buffer->real, blocking_map, map_flags, offset, cb, num_events_in_wait_list,
+                    num_events_in_wait_list ? (const cl_event *)waits.items : NULL, event ? &real_ev : NULL, &err);
+    vast_list_free(&waits);
+    return vast_map_finish(command_queue, ptr, err, real_ev, event, errcode_ret);
+}

@@ -1,0 +1,262 @@
+/*
+ * kernel.c: kernels, their arguments and their launches. Memory objects and samplers given
+ * as argument values are replaced by their real counterparts; a value is taken for a handle
+ * only when the live-handle registry knows it, so arbitrary 8-byte values are never read
+ * through. Launches pass through until partitioned execution takes them over (launch.c).
+ */
+#include "api.h"
+#include "check.h"
+#include "mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void kernel_destroy(struct vast_object *obj)
+{
+    cl_kernel k = (cl_kernel)obj;
+    if (k->real != NULL)
+        k->program->context->backend->dispatch->clReleaseKernel(k->real);
+    VAST_RELEASE(k->program);
+}
+
+static cl_kernel kernel_wrap(cl_program program, cl_kernel real)
+{
+    cl_kernel k = vast_object_alloc(sizeof *k);
+    if (k == NULL) {
+        program->context->backend->dispatch->clReleaseKernel(real);
+        return NULL;
+    }
+    vast_object_init(&k->obj, VAST_MAGIC_KERNEL, kernel_destroy);
+    k->real = real;
+    k->program = program;
+    VAST_RETAIN(program);
+    return k;
+}
+
+cl_kernel vast_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM, errcode_ret);
+    cl_program real_program = atomic_load(&program->real);
+    VAST_REAL_OR_NULL(program->context->backend, real_program, clCreateKernel, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_kernel real = fn_(real_program, kernel_name, &err);
+    VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real clCreateKernel('%s') failed",
+                        kernel_name ? kernel_name : "(null)");
+    cl_kernel k = kernel_wrap(program, real);
+    vast_set_error(errcode_ret, k ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY);
+    return k;
+}
+
+cl_int vast_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+                                     cl_uint *num_kernels_ret)
+{
+    VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
+    cl_program real_program = atomic_load(&program->real);
+    cl_api_clCreateKernelsInProgram fn = VAST_REAL(program->context->backend, real_program, clCreateKernelsInProgram);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clCreateKernelsInProgram");
+    cl_kernel *reals = kernels ? calloc(num_kernels ? num_kernels : 1, sizeof *reals) : NULL;
+    VAST_RETURN_IF(kernels != NULL && reals == NULL, CL_OUT_OF_HOST_MEMORY, "kernel list");
+    cl_uint n = 0;
+    cl_int err = fn(real_program, num_kernels, reals, &n);
+    if (num_kernels_ret != NULL)
+        *num_kernels_ret = n;
+    for (cl_uint i = 0; err == CL_SUCCESS && kernels != NULL && i < n && i < num_kernels; i++) {
+        kernels[i] = kernel_wrap(program, reals[i]);
+        if (kernels[i] == NULL) {
+            for (cl_uint j = i + 1; j < n && j < num_kernels; j++)
+                program->context->backend->dispatch->clReleaseKernel(reals[j]);
+            while (i > 0)
+                VAST_RELEASE(kernels[--i]);
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
+    free(reals);
+    return err;
+}
+
+cl_kernel vast_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(source_kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL, errcode_ret);
+    VAST_REAL_OR_NULL(source_kernel->program->context->backend, source_kernel->real, clCloneKernel, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_kernel real = fn_(source_kernel->real, &err);
+    VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real clCloneKernel failed");
+    cl_kernel k = kernel_wrap(source_kernel->program, real);
+    vast_set_error(errcode_ret, k ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY);
+    return k;
+}
+
+cl_int vast_clRetainKernel(cl_kernel kernel)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_RETAIN(kernel);
+    return CL_SUCCESS;
+}
+
+cl_int vast_clReleaseKernel(cl_kernel kernel)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_RELEASE(kernel);
+    return CL_SUCCESS;
+}
+
+#define KERNEL_BACKEND(k) ((k)->program->context->backend)
+
+cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    void *value = NULL;
+    if (arg_value != NULL && arg_size == sizeof value) {
+        memcpy(&value, arg_value, sizeof value);
+        if (value != NULL && vast_registry_contains(value)) {
+            if (vast_object_is(value, VAST_MAGIC_MEM))
+                value = ((cl_mem)value)->real;
+            else if (vast_object_is(value, VAST_MAGIC_SAMPLER))
+                value = ((cl_sampler)value)->real;
+            else if (vast_object_is(value, VAST_MAGIC_QUEUE))
+                value = ((cl_command_queue)value)->real;
+            arg_value = &value;
+        }
+    }
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArg, kernel->real, arg_index, arg_size, arg_value);
+}
+
+cl_int vast_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArgSVMPointer, kernel->real, arg_index, arg_value);
+}
+
+cl_int vast_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size,
+                                const void *param_value)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clSetKernelExecInfo, kernel->real, param_name, param_value_size,
+              param_value);
+}
+
+cl_int vast_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value,
+                            size_t *param_value_size_ret)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    cl_uint refs = atomic_load(&kernel->obj.refcount);
+    switch (param_name) {
+    case CL_KERNEL_CONTEXT:
+        return vast_info_answer(&kernel->program->context, sizeof(cl_context), param_value_size, param_value,
+                                param_value_size_ret);
+    case CL_KERNEL_PROGRAM:
+        return vast_info_answer(&kernel->program, sizeof(cl_program), param_value_size, param_value,
+                                param_value_size_ret);
+    case CL_KERNEL_REFERENCE_COUNT:
+        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+    default:
+        VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clGetKernelInfo, kernel->real, param_name, param_value_size,
+                  param_value, param_value_size_ret);
+    }
+}
+
+/* The real device for per-device kernel queries; NULL stays NULL (single-device programs). */
+#define CHECK_OPTIONAL_DEVICE(device)                                                             \
+    VAST_RETURN_IF(device != NULL && !vast_object_is(device, VAST_MAGIC_DEVICE), CL_INVALID_DEVICE, \
+                   "device %p is not a VAST device", (void *)device)
+#define REAL_DEVICE(device) ((device) ? (device)->real : NULL)
+
+cl_int vast_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name,
+                                     size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    CHECK_OPTIONAL_DEVICE(device);
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clGetKernelWorkGroupInfo, kernel->real, REAL_DEVICE(device),
+              param_name, param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int vast_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_kernel_arg_info param_name,
+                               size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clGetKernelArgInfo, kernel->real, arg_indx, param_name,
+              param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int vast_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name,
+                                    size_t input_value_size, const void *input_value, size_t param_value_size,
+                                    void *param_value, size_t *param_value_size_ret)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    CHECK_OPTIONAL_DEVICE(device);
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clGetKernelSubGroupInfo, kernel->real, REAL_DEVICE(device),
+              param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int vast_clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name,
+                                       size_t input_value_size, const void *input_value, size_t param_value_size,
+                                       void *param_value, size_t *param_value_size_ret)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    CHECK_OPTIONAL_DEVICE(device);
+    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clGetKernelSubGroupInfoKHR, kernel->real, REAL_DEVICE(device),
+              param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                                   const size_t *global_work_offset, const size_t *global_work_size,
+                                   const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                                   const cl_event *event_wait_list, cl_event *event)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_ENQUEUE(command_queue, clEnqueueNDRangeKernel, num_events_in_wait_list, event_wait_list, event, kernel->real,
+                 work_dim, global_work_offset, global_work_size, local_work_size);
+}
+
+cl_int vast_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list,
+                          const cl_event *event_wait_list, cl_event *event)
+{
+    static const size_t one = 1;
+    return vast_clEnqueueNDRangeKernel(command_queue, kernel, 1, NULL, &one, &one, num_events_in_wait_list,
+                                       event_wait_list, event);
+}
+
+/* Native kernels: the argument block holds VAST memory handles at args_mem_loc; the real
+ * driver needs a block holding real ones, at the same offsets. */
+cl_int vast_clEnqueueNativeKernel(cl_command_queue command_queue, void(CL_CALLBACK *user_func)(void *), void *args,
+                                  size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list,
+                                  const void **args_mem_loc, cl_uint num_events_in_wait_list,
+                                  const cl_event *event_wait_list, cl_event *event)
+{
+    VAST_RETURN_IF(num_mem_objects > 0 && (args == NULL || mem_list == NULL || args_mem_loc == NULL), CL_INVALID_VALUE,
+                   "memory objects without argument block");
+    struct vast_list mems;
+    cl_int err = vast_unwrap_mems(num_mem_objects, mem_list, &mems);
+    if (err != CL_SUCCESS)
+        return err;
+    char *copy = cb_args ? malloc(cb_args) : NULL;
+    const void **locs = num_mem_objects ? malloc(num_mem_objects * sizeof *locs) : NULL;
+    if ((cb_args && copy == NULL) || (num_mem_objects && locs == NULL)) {
+        err = CL_OUT_OF_HOST_MEMORY;
+    } else {
+        if (cb_args)
+            memcpy(copy, args, cb_args);
+        for (cl_uint i = 0; i < num_mem_objects && err == CL_SUCCESS; i++) {
+            size_t at = (size_t)((const char *)args_mem_loc[i] - (const char *)args);
+            if (at > cb_args || cb_args - at < sizeof(cl_mem))
+                err = CL_INVALID_VALUE;
+            else
+                locs[i] = copy + at;
+        }
+    }
+    if (err == CL_SUCCESS)
+        err = vast_enqueue_native(command_queue, user_func, copy, cb_args, num_mem_objects,
+                                  (const cl_mem *)mems.items, locs, num_events_in_wait_list, event_wait_list, event);
+    free(copy);
+    free(locs);
+    vast_list_free(&mems);
+    return err;
+}
+
+cl_int vast_enqueue_native(cl_command_queue command_queue, void(CL_CALLBACK *user_func)(void *), void *args,
+                           size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc,
+                           cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    VAST_ENQUEUE(command_queue, clEnqueueNativeKernel, num_events_in_wait_list, event_wait_list, event, user_func,
+                 args, cb_args, num_mem_objects, mem_list, args_mem_loc);
+}

@@ -1,0 +1,32 @@
+/*
+ * mem.h: what buffer.c shares with image.c and kernel.c about memory objects.
+ */
+#ifndef VAST_INTERPOSE_MEM_H
+#define VAST_INTERPOSE_MEM_H
+
+#include "object.h"
+
+/* Wrap a real memory object the real driver just made (`err` is its error when NULL). */
+cl_mem vast_mem_wrap(cl_context context, cl_mem parent, cl_mem real, cl_int err, cl_int *errcode_ret);
+
+/* The end of a map command: wrap its event, set *errcode_ret, return the pointer or NULL. */
+void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event real_ev, cl_event *event,
+                      cl_int *errcode_ret);
+
+/* clEnqueueMigrateMemObjects on real memory objects. */
+cl_int vast_enqueue_migrate(cl_command_queue command_queue, cl_uint n, const cl_mem *reals,
+                            cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
+                            const cl_event *event_wait_list, cl_event *event);
+
+/* clEnqueueNativeKernel with real memory objects in an argument block VAST owns. */
+cl_int vast_enqueue_native(cl_command_queue command_queue, void(CL_CALLBACK *user_func)(void *), void *args,
+                           size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc,
+                           cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+
+/* clEnqueueSVMFree with VAST's own callback already in place. */
+cl_int vast_enqueue_svm_free(cl_command_queue command_queue, cl_uint num_svm_pointers, void *svm_pointers[],
+                             void(CL_CALLBACK *pfn_free_func)(cl_command_queue, cl_uint, void **, void *),
+                             void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                             cl_event *event);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * object.h: the head shared by every OpenCL object VAST hands to an application, and the
+ * per-type structures behind the opaque cl_* handle types.
+ *
+ * Invariants: `dispatch` is the first word (the ICD loader and LD_PRELOAD routing read it);
+ * `magic` names the type while the object is alive and is VAST_MAGIC_DEAD after its last
+ * release; the memory of a released object stays readable for a while (quarantine, see
+ * object.c) so that a stale handle is answered with CL_INVALID_* instead of a crash.
+ * Children hold a reference on their parents (a kernel on its program, a buffer on its
+ * context ...), so a parent outlives every child that can report it in a clGet*Info query.
+ * Called by every interpose/ file; the dispatch table itself lives in icd/dispatch.c.
+ */
+#ifndef VAST_INTERPOSE_OBJECT_H
+#define VAST_INTERPOSE_OBJECT_H
+
+#include <CL/cl_icd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern const struct _cl_icd_dispatch vast_dispatch; /* icd/dispatch.c */
+
+enum vast_magic {
+    VAST_MAGIC_PLATFORM = 0x56504c54, /* "VPLT" */
+    VAST_MAGIC_DEVICE = 0x56444556,
+    VAST_MAGIC_CONTEXT = 0x56435458,
+    VAST_MAGIC_QUEUE = 0x56515545,
+    VAST_MAGIC_MEM = 0x564d454d,
+    VAST_MAGIC_SAMPLER = 0x5653414d,
+    VAST_MAGIC_PROGRAM = 0x56505247,
+    VAST_MAGIC_KERNEL = 0x564b524e,
+    VAST_MAGIC_EVENT = 0x56455654,
+    VAST_MAGIC_DEAD = 0x44454144, /* "DEAD": released, kept in quarantine */
+};
+
+struct vast_object;
+typedef void (*vast_destroy_fn)(struct vast_object *obj);
+
+struct vast_object {
+    const struct _cl_icd_dispatch *dispatch; /* must stay first */
+    _Atomic uint32_t magic;
+    _Atomic uint32_t refcount;
+    pthread_mutex_t lock; /* protects the type's mutable fields */
+    vast_destroy_fn destroy;
+    struct vast_object *registry_next; /* chain of the live-handle registry (object.c) */
+};
+
+/* A real OpenCL platform underneath VAST, with the library it came from. */
+struct vast_backend {
+    cl_platform_id real;
+    const struct _cl_icd_dispatch *dispatch; /* the real platform's table */
+    size_t dispatch_slots;                   /* slots valid for its OpenCL version */
+    unsigned version;                        /* major * 10 + minor, e.g. 30 */
+    char name[128];
+    char library[512];
+};
+
+struct _cl_platform_id {
+    struct vast_object obj;
+};
+
+struct _cl_device_id {
+    struct vast_object obj;
+    cl_device_id real;
+    struct vast_backend *backend;
+    cl_device_type type;
+    struct _cl_device_id *parent; /* sub-devices only: retained */
+    bool is_root;                 /* root devices live as long as the library */
+    char name[288];               /* "VAST: <real name>" */
+};
+
+struct _cl_context {
+    struct vast_object obj;
+    cl_context real;
+    struct vast_backend *backend;
+    cl_uint num_devices;
+    cl_device_id *devices; /* VAST devices, retained */
+    cl_context_properties *properties; /* as the application gave them (VAST platform) */
+    size_t properties_size;            /* bytes, 0 when none were given */
+};
+
+struct _cl_command_queue {
+    struct vast_object obj;
+    cl_command_queue real;
+    cl_context context; /* retained */
+    cl_device_id device;
+};
+
+struct _cl_mem {
+    struct vast_object obj;
+    cl_mem real;
+    cl_context context;  /* retained */
+    cl_mem parent;       /* sub-buffer's buffer or an image's buffer: retained */
+};
+
+struct _cl_sampler {
+    struct vast_object obj;
+    cl_sampler real;
+    cl_context context; /* retained */
+};
+
+struct _cl_program {
+    struct vast_object obj;
+    _Atomic(cl_program) real; /* set late only by clLinkProgram's early callback */
+    cl_context context;        /* retained */
+    char *source;              /* concatenated source, NULL for binaries and IL */
+    char *options;             /* the last build options (for translation later) */
+};
+
+struct _cl_kernel {
+    struct vast_object obj;
+    cl_kernel real;
+    cl_program program; /* retained */
+};
+
+struct _cl_event {
+    struct vast_object obj;
+    cl_event real;
+    cl_context context;     /* retained */
+    cl_command_queue queue; /* retained; NULL for user events */
+};
+
+/* Initialise the head: refcount 1, type `magic`. */
+void vast_object_init(struct vast_object *obj, enum vast_magic magic, vast_destroy_fn destroy);
+
+/* True when `handle` is a live VAST object of type `magic` (reads the head only). */
+static inline bool vast_object_is(const void *handle, enum vast_magic magic)
+{
+    const struct vast_object *obj = handle;
+    return obj != NULL && obj->dispatch == &vast_dispatch &&
+           atomic_load_explicit(&obj->magic, memory_order_acquire) == (uint32_t)magic;
+}
+
+/* True when `handle` was made by VAST, alive or released (routing in LD_PRELOAD mode). */
+static inline bool vast_object_is_own(const void *handle)
+{
+    return handle != NULL && ((const struct vast_object *)handle)->dispatch == &vast_dispatch;
+}
+
+void vast_object_retain(struct vast_object *obj);
+/* Drops one reference; the last one calls the destructor and quarantines the memory. */
+void vast_object_release(struct vast_object *obj);
+
+#define VAST_RETAIN(h) vast_object_retain(&(h)->obj)
+#define VAST_RELEASE(h) vast_object_release(&(h)->obj)
+
+/* Allocate a zeroed object of `size` bytes (never freed before its quarantine ends). */
+void *vast_object_alloc(size_t size);
+
+/* The live-handle registry, for values that may or may not be handles (kernel arguments). */
+void vast_registry_add(const void *handle);
+void vast_registry_remove(const void *handle);
+bool vast_registry_contains(const void *handle);
+
+/* Count of live objects, for leak checks in tests. */
+long vast_object_live_count(void);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * queue.c: command queues, and the queue-level commands that carry no data (markers,
+ * barriers, flush, finish). Until VAST virtualises commands (the executor), every command
+ * of a VAST queue is a command of its one real queue.
+ */
+#include "api.h"
+#include "check.h"
+
+#include <stdlib.h>
+
+static void queue_destroy(struct vast_object *obj)
+{
+    cl_command_queue q = (cl_command_queue)obj;
+    if (q->real != NULL)
+        q->context->backend->dispatch->clReleaseCommandQueue(q->real);
+    VAST_RELEASE(q->context);
+}
+
+static cl_command_queue queue_wrap(cl_context context, cl_device_id device, cl_command_queue real, cl_int *errcode_ret)
+{
+    cl_command_queue q = vast_object_alloc(sizeof *q);
+    if (q == NULL) {
+        context->backend->dispatch->clReleaseCommandQueue(real);
+        vast_set_error(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+        return NULL;
+    }
+    vast_object_init(&q->obj, VAST_MAGIC_QUEUE, queue_destroy);
+    q->real = real;
+    q->context = context;
+    q->device = device;
+    VAST_RETAIN(context);
+    vast_set_error(errcode_ret, CL_SUCCESS);
+    return q;
+}
+
+static cl_int queue_check_device(cl_context context, cl_device_id device)
+{
+    VAST_CHECK(device, VAST_MAGIC_DEVICE, CL_INVALID_DEVICE);
+    for (cl_uint i = 0; i < context->num_devices; i++)
+        if (context->devices[i] == device)
+            return CL_SUCCESS;
+    VAST_RETURN_IF(true, CL_INVALID_DEVICE, "device %s is not in the context", device->name);
+}
+
+cl_command_queue vast_clCreateCommandQueue(cl_context context, cl_device_id device,
+                                           cl_command_queue_properties properties, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    cl_int err = queue_check_device(context, device);
+    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "device");
+    VAST_REAL_OR_NULL(context->backend, context->real, clCreateCommandQueue, errcode_ret);
+    cl_command_queue real = fn_(context->real, device->real, properties, &err);
+    VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real clCreateCommandQueue failed");
+    return queue_wrap(context, device, real, errcode_ret);
+}
+
+cl_command_queue vast_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
+                                                         const cl_queue_properties *properties, cl_int *errcode_ret)
+{
+    VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    cl_int err = queue_check_device(context, device);
+    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "device");
+    VAST_REAL_OR_NULL(context->backend, context->real, clCreateCommandQueueWithProperties, errcode_ret);
+    cl_command_queue real = fn_(context->real, device->real, properties, &err);
+    VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real clCreateCommandQueueWithProperties failed");
+    return queue_wrap(context, device, real, errcode_ret);
+}
+
+cl_int vast_clRetainCommandQueue(cl_command_queue command_queue)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_RETAIN(command_queue);
+    return CL_SUCCESS;
+}
+
+cl_int vast_clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    /* The specification makes the last release flush the queue; the real release does. */
+    VAST_RELEASE(command_queue);
+    return CL_SUCCESS;
+}
+
+cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
+                                  size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    cl_uint refs = atomic_load(&command_queue->obj.refcount);
+    cl_command_queue none = NULL;
+    switch (param_name) {
+    case CL_QUEUE_CONTEXT:
+        return vast_info_answer(&command_queue->context, sizeof(cl_context), param_value_size, param_value,
+                                param_value_size_ret);
+    case CL_QUEUE_DEVICE:
+        return vast_info_answer(&command_queue->device, sizeof(cl_device_id), param_value_size, param_value,
+                                param_value_size_ret);
+    case CL_QUEUE_REFERENCE_COUNT:
+        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+    case CL_QUEUE_DEVICE_DEFAULT: /* device-side queues are not wrapped */
+        return vast_info_answer(&none, sizeof none, param_value_size, param_value, param_value_size_ret);
+    default:
+        VAST_PASS(command_queue->context->backend, command_queue->real, clGetCommandQueueInfo, command_queue->real,
+                  param_name, param_value_size, param_value, param_value_size_ret);
+    }
+}
+
+cl_int vast_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties,
+                                      cl_bool enable, cl_command_queue_properties *old_properties)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_PASS(command_queue->context->backend, command_queue->real, clSetCommandQueueProperty, command_queue->real,
+              properties, enable, old_properties);
+}
+
+cl_int vast_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
+{
+    VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
+    VAST_CHECK(device, VAST_MAGIC_DEVICE, CL_INVALID_DEVICE);
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_PASS(context->backend, context->real, clSetDefaultDeviceCommandQueue, context->real, device->real,
+              command_queue->real);
+}
+
+cl_int vast_clFlush(cl_command_queue command_queue)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_PASS(command_queue->context->backend, command_queue->real, clFlush, command_queue->real);
+}
+
+cl_int vast_clFinish(cl_command_queue command_queue)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_PASS(command_queue->context->backend, command_queue->real, clFinish, command_queue->real);
+}
+
+/* Markers and barriers: commands made of a wait list alone (both entries share one type). */
+static cl_int enqueue_wait_list_only(cl_command_queue q, cl_api_clEnqueueMarkerWithWaitList fn, const char *what,
+                                     cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no %s", what);
+    struct vast_list waits;
+    cl_int err = vast_unwrap_events(q->context, num_events, wait_list, &waits);
+    if (err != CL_SUCCESS)
+        return err;
+    cl_event real_ev = NULL;
+    err = fn(q->real, num_events, num_events ? (const cl_event *)waits.items : NULL, event ? &real_ev : NULL);
+    vast_list_free(&waits);
+    return err == CL_SUCCESS ? vast_event_wrap_out(q, real_ev, event) : err;
+}
+
+cl_int vast_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list,
+                                        const cl_event *event_wait_list, cl_event *event)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    return enqueue_wait_list_only(command_queue,
+                                  VAST_REAL(command_queue->context->backend, command_queue->real,
+                                            clEnqueueMarkerWithWaitList),
+                                  "clEnqueueMarkerWithWaitList", num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int vast_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list,
+                                         const cl_event *event_wait_list, cl_event *event)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    return enqueue_wait_list_only(command_queue,
+                                  VAST_REAL(command_queue->context->backend, command_queue->real,
+                                            clEnqueueBarrierWithWaitList),
+                                  "clEnqueueBarrierWithWaitList", num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int vast_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+    VAST_RETURN_IF(event == NULL, CL_INVALID_VALUE, "event is NULL");
+    return vast_clEnqueueMarkerWithWaitList(command_queue, 0, NULL, event);
+}
+
+cl_int vast_clEnqueueBarrier(cl_command_queue command_queue)
+{
+    return vast_clEnqueueBarrierWithWaitList(command_queue, 0, NULL, NULL);
+}
+
+cl_int vast_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE, "no events to wait for");
+    return vast_clEnqueueBarrierWithWaitList(command_queue, num_events, event_list, NULL);
+}

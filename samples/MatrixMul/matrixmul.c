@@ -1,0 +1,244 @@
+/* MatrixMul: C = A * B for n x n float matrices with the NVIDIA SDK's tiled kernel (16 x 16
+ * work-groups, tiles of A and B staged in local memory). Sizes need not be multiples of 16.
+ *
+ * --partitioned is the "expert programmer" of the VAST paper's section 5.4: B is sent once,
+ * A and C move in row chunks sized from the device's memory, double-buffered over two
+ * in-order queues so that one chunk's transfers overlap the other's kernel. Both versions run
+ * the same kernel, so they print the same hash.
+ *
+ * Verification: each checked C[i][j] against a double-precision dot product, within
+ * (n + 2) * FLT_EPSILON * sum_k |A[i][k] * B[k][j]| (the classic bound for a float dot product
+ * of length n in any order, with or without fused multiply-add). */
+#include "sample.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BS 16
+
+static const char *kernel_source =
+    "#define BS 16\n"
+    "__kernel __attribute__((reqd_work_group_size(BS, BS, 1)))\n"
+    "void matrixMul(__global float *C, __global const float *A, __global const float *B,\n"
+    "               ulong rows, ulong n)\n"
+    "{\n"
+    "    __local float As[BS][BS];\n"
+    "    __local float Bs[BS][BS];\n"
+    "    size_t tx = get_local_id(0), ty = get_local_id(1);\n"
+    "    size_t col = get_global_id(0), row = get_global_id(1);\n"
+    "    float sum = 0.0f;\n"
+    "    for (size_t t = 0; t < n; t += BS) {\n"
+    "        As[ty][tx] = (row < rows && t + tx < n) ? A[row * n + t + tx] : 0.0f;\n"
+    "        Bs[ty][tx] = (t + ty < n && col < n) ? B[(t + ty) * n + col] : 0.0f;\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        for (int k = 0; k < BS; k++)\n"
+    "            sum += As[ty][k] * Bs[k][tx];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (row < rows && col < n)\n"
+    "        C[row * n + col] = sum;\n"
+    "}\n";
+
+struct setup {
+    cl_context context;
+    cl_device_id device;
+    cl_kernel kernel;
+    size_t n;
+};
+
+static void enqueue_matmul(cl_command_queue q, const struct setup *s, cl_mem c, cl_mem a, cl_mem b,
+                           size_t rows, cl_uint nwait, const cl_event *wait)
+{
+    cl_ulong rows_arg = rows, n_arg = s->n;
+    CL_CHECK(clSetKernelArg(s->kernel, 0, sizeof(cl_mem), &c));
+    CL_CHECK(clSetKernelArg(s->kernel, 1, sizeof(cl_mem), &a));
+    CL_CHECK(clSetKernelArg(s->kernel, 2, sizeof(cl_mem), &b));
+    CL_CHECK(clSetKernelArg(s->kernel, 3, sizeof(cl_ulong), &rows_arg));
+    CL_CHECK(clSetKernelArg(s->kernel, 4, sizeof(cl_ulong), &n_arg));
+    size_t local[2] = {BS, BS};
+    size_t global[2] = {sample_round_up(s->n, BS), sample_round_up(rows, BS)};
+    CL_CHECK(clEnqueueNDRangeKernel(q, s->kernel, 2, NULL, global, local, nwait, wait, NULL));
+}
+
+static cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t bytes, const char *what)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(context, flags, bytes, NULL, &err);
+    CL_CHECK_ERR(err, what);
+    return m;
+}
+
+/* The plain version: three buffers, one queue. */
+static double run_whole(const struct setup *s, const struct sample_args *args, const float *a,
+                        const float *b, float *c)
+{
+    cl_int err;
+    size_t bytes = s->n * s->n * sizeof(float);
+    cl_command_queue q = clCreateCommandQueue(s->context, s->device, 0, &err);
+    CL_CHECK_ERR(err, "clCreateCommandQueue");
+    cl_mem da = create_buffer(s->context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(A)");
+    cl_mem db = create_buffer(s->context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(B)");
+    cl_mem dc = create_buffer(s->context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(C)");
+    const cl_uint poison = 0x7fc0dead;
+    CL_CHECK(clEnqueueFillBuffer(q, dc, &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    CL_CHECK(clFinish(q));
+
+    double t0 = sample_now();
+    CL_CHECK(clEnqueueWriteBuffer(q, da, CL_FALSE, 0, bytes, a, 0, NULL, NULL));
+    CL_CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
+    for (unsigned it = 0; it < args->iterations; it++)
+        enqueue_matmul(q, s, dc, da, db, s->n, 0, NULL);
+    CL_CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+    double seconds = sample_now() - t0;
+
+    clReleaseMemObject(dc);
+    clReleaseMemObject(db);
+    clReleaseMemObject(da);
+    clReleaseCommandQueue(q);
+    return seconds;
+}
+
+/* Rows per chunk as the expert computes them: what is left after B, shared by two sets of
+ * (A rows, C rows), each set within one allocation. */
+static size_t chunk_rows(const struct setup *s, const struct sample_args *args)
+{
+    size_t row_bytes = s->n * sizeof(float);
+    if (args->chunk)
+        return args->chunk < s->n ? args->chunk : s->n;
+    cl_ulong mem = 0, max_alloc = 0;
+    CL_CHECK(clGetDeviceInfo(s->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL));
+    CL_CHECK(clGetDeviceInfo(s->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL));
+    size_t b_bytes = s->n * row_bytes;
+    size_t usable = (size_t)(mem / 10 * 9);
+    if (b_bytes > max_alloc || b_bytes >= usable) {
+        fprintf(stderr, "error: B (%zu bytes) does not fit the device; the partitioned version needs it resident\n",
+                b_bytes);
+        printf("SETUP ERROR\n");
+        exit(2);
+    }
+    size_t rows = (usable - b_bytes) / (4 * row_bytes);
+    if (rows > max_alloc / row_bytes)
+        rows = max_alloc / row_bytes;
+    rows = rows / BS * BS;
+    if (rows < BS)
+        rows = BS;
+    return rows < s->n ? rows : s->n;
+}
+
+static double run_partitioned(const struct setup *s, const struct sample_args *args,
+                              const float *a, const float *b, float *c)
+{
+    cl_int err;
+    size_t n = s->n, rows = chunk_rows(s, args), row_bytes = n * sizeof(float);
+    size_t chunks = (n + rows - 1) / rows;
+    printf("partitioned: %zu chunks of %zu rows, 2 queues\n", chunks, rows);
+    cl_command_queue q[2];
+    cl_mem da[2], dc[2];
+    for (int k = 0; k < 2; k++) {
+        q[k] = clCreateCommandQueue(s->context, s->device, 0, &err);
+        CL_CHECK_ERR(err, "clCreateCommandQueue");
+        da[k] = create_buffer(s->context, CL_MEM_READ_ONLY, rows * row_bytes, "clCreateBuffer(A chunk)");
+        dc[k] = create_buffer(s->context, CL_MEM_WRITE_ONLY, rows * row_bytes, "clCreateBuffer(C chunk)");
+        const cl_uint poison = 0x7fc0dead;
+        CL_CHECK(clEnqueueFillBuffer(q[k], dc[k], &poison, sizeof poison, 0, rows * row_bytes, 0, NULL, NULL));
+        CL_CHECK(clFinish(q[k]));
+    }
+    cl_mem db = create_buffer(s->context, CL_MEM_READ_ONLY, n * row_bytes, "clCreateBuffer(B)");
+
+    double t0 = sample_now();
+    cl_event b_written;
+    CL_CHECK(clEnqueueWriteBuffer(q[0], db, CL_FALSE, 0, n * row_bytes, b, 0, NULL, &b_written));
+    for (unsigned it = 0; it < args->iterations; it++) {
+        for (size_t ch = 0; ch < chunks; ch++) {
+            int k = (int)(ch % 2);
+            size_t row0 = ch * rows, nrows = n - row0 < rows ? n - row0 : rows;
+            CL_CHECK(clEnqueueWriteBuffer(q[k], da[k], CL_FALSE, 0, nrows * row_bytes, a + row0 * n,
+                                          0, NULL, NULL));
+            enqueue_matmul(q[k], s, dc[k], da[k], db, nrows, 1, &b_written);
+            CL_CHECK(clEnqueueReadBuffer(q[k], dc[k], CL_FALSE, 0, nrows * row_bytes, c + row0 * n,
+                                         0, NULL, NULL));
+        }
+    }
+    CL_CHECK(clFinish(q[0]));
+    CL_CHECK(clFinish(q[1]));
+    double seconds = sample_now() - t0;
+
+    clReleaseEvent(b_written);
+    clReleaseMemObject(db);
+    for (int k = 0; k < 2; k++) {
+        clReleaseMemObject(dc[k]);
+        clReleaseMemObject(da[k]);
+        clReleaseCommandQueue(q[k]);
+    }
+    return seconds;
+}
+
+static size_t verify(const struct sample_args *args, size_t n, const float *a, const float *b,
+                     const float *c)
+{
+    struct sample_checker check;
+    sample_checker_init(&check, args, n * n, (size_t)1 << 18, 4096);
+    size_t idx, errors = 0;
+    while (sample_checker_next(&check, &idx)) {
+        size_t i = idx / n, j = idx % n;
+        double sum = 0.0, mag = 0.0;
+        for (size_t k = 0; k < n; k++) {
+            double p = (double)a[i * n + k] * (double)b[k * n + j];
+            sum += p;
+            mag += fabs(p);
+        }
+        double tol = (double)(n + 2) * FLT_EPSILON * mag;
+        if (!(fabs((double)c[idx] - sum) <= tol))
+            sample_report_mismatch(&errors, "C[%zu][%zu] = %.9g, expected %.9g (tolerance %.3g)",
+                                   i, j, c[idx], sum, tol);
+    }
+    return errors;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 256;
+    struct sample_args args = {0};
+    const struct sample_size_flag flags[] = {
+        {"--size", "-n", &n, "matrix dimension (n x n)"},
+    };
+    sample_parse_args(argc, argv, "C = A * B, tiled with local memory", &args, flags, 1, true);
+    size_t bytes = n * n * sizeof(float);
+    printf("MatrixMul: n=%zu (%.3f GiB total)%s\n", n, 3.0 * (double)bytes / (1u << 30),
+           args.partitioned ? ", partitioned" : "");
+
+    struct setup s = {.n = n};
+    cl_platform_id platform;
+    sample_select_device(&args, &platform, &s.device);
+
+    float *a = sample_alloc(bytes), *b = sample_alloc(bytes), *c = sample_alloc(bytes);
+    sample_fill_float(a, n * n, args.seed, 1, -1.0f, 1.0f);
+    sample_fill_float(b, n * n, args.seed, 2, -1.0f, 1.0f);
+    memset(c, 0xff, bytes);
+
+    cl_int err;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    s.context = clCreateContext(props, 1, &s.device, NULL, NULL, &err);
+    CL_CHECK_ERR(err, "clCreateContext");
+    cl_program program = sample_build_program(s.context, s.device, kernel_source, "");
+    s.kernel = clCreateKernel(program, "matrixMul", &err);
+    CL_CHECK_ERR(err, "clCreateKernel(matrixMul)");
+
+    double seconds = args.partitioned ? run_partitioned(&s, &args, a, b, c)
+                                      : run_whole(&s, &args, a, b, c);
+    printf("gflops: %.3f\n", 2.0 * (double)n * (double)n * (double)n * args.iterations / seconds * 1e-9);
+
+    size_t errors = verify(&args, n, a, b, c);
+    uint64_t hash = sample_fnv1a(SAMPLE_FNV_INIT, c, bytes);
+
+    clReleaseKernel(s.kernel);
+    clReleaseProgram(program);
+    clReleaseContext(s.context);
+    free(a);
+    free(b);
+    free(c);
+    return sample_finish("MatrixMul", errors == 0, seconds, hash);
+}

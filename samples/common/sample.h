@@ -1,0 +1,108 @@
+/* samples/common: the small helper every sample shares.
+ *
+ * Owns what the NVIDIA SDK's oclUtils owned for its samples: the common command line
+ * (--platform, --device, size flags, --seed, --iterations, --check, --partitioned), choosing
+ * a platform and device by index or name, a seeded RNG, the output hash (64-bit FNV-1a), a
+ * timer, OpenCL error names, and the PASS/FAIL report. It never hides OpenCL: samples still
+ * create their own context, queues, buffers and kernels and release them.
+ *
+ * Exit codes: 0 PASS, 1 FAIL (wrong result), 2 setup error (bad argument, an OpenCL call
+ * failed: the call and the error name are printed). */
+#ifndef SAMPLE_H
+#define SAMPLE_H
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sample_check_mode { SAMPLE_CHECK_AUTO, SAMPLE_CHECK_FULL, SAMPLE_CHECK_SAMPLE };
+
+/* A size flag of one sample: "--size" with alias "-n", and so on. Values take the
+ * suffixes k, M, G (powers of 1000) and Ki, Mi, Gi (powers of 1024). */
+struct sample_size_flag {
+    const char *name;
+    const char *alias; /* may be NULL */
+    size_t *value;     /* holds the default on entry */
+    const char *help;
+};
+
+struct sample_args {
+    const char *platform;    /* index or name substring; NULL: $VAST_SAMPLE_PLATFORM, else 0 */
+    unsigned device;         /* index within the platform's devices */
+    uint64_t seed;
+    unsigned iterations;
+    enum sample_check_mode check;
+    bool partitioned;        /* hand-partitioned double-buffered version (where offered) */
+    size_t chunk;            /* partitioned: elements/rows per chunk; 0 = derive from device memory */
+};
+
+/* Parse the command line; on --help print the usage and exit 0; on an error exit 2.
+ * offers_partitioned: accept --partitioned and --chunk. */
+void sample_parse_args(int argc, char **argv, const char *summary, struct sample_args *args,
+                       const struct sample_size_flag *flags, size_t nflags,
+                       bool offers_partitioned);
+
+/* Choose the platform and device named by args and print "platform: <name>" and
+ * "device: <name>". Exits 2 when there is no such platform or device. */
+void sample_select_device(const struct sample_args *args, cl_platform_id *platform,
+                          cl_device_id *device);
+
+const char *sample_cl_error_name(cl_int err);
+
+/* Exit 2 with "error: <what> failed: CL_... (code)" unless err is CL_SUCCESS. */
+void sample_check_cl(cl_int err, const char *what, const char *file, int line);
+#define CL_CHECK(call) sample_check_cl((call), #call, __FILE__, __LINE__)
+#define CL_CHECK_ERR(err, what) sample_check_cl((err), (what), __FILE__, __LINE__)
+
+/* clCreateProgramWithSource + clBuildProgram; on a build error print the log and exit 2. */
+cl_program sample_build_program(cl_context context, cl_device_id device, const char *source,
+                                const char *options);
+
+/* malloc that exits 2 when the host has no memory. */
+void *sample_alloc(size_t bytes);
+
+/* Seeded generator (splitmix64): the same seed gives the same inputs in every mode. */
+struct sample_rng {
+    uint64_t state;
+};
+void sample_rng_init(struct sample_rng *rng, uint64_t seed, uint64_t stream);
+uint64_t sample_rng_next(struct sample_rng *rng);
+uint32_t sample_rng_u32(struct sample_rng *rng);
+size_t sample_rng_below(struct sample_rng *rng, size_t bound); /* uniform in [0, bound) */
+float sample_rng_float(struct sample_rng *rng, float lo, float hi);
+void sample_fill_float(float *out, size_t n, uint64_t seed, uint64_t stream, float lo, float hi);
+
+/* 64-bit FNV-1a. Chain calls to hash several buffers: h = sample_fnv1a(h, p, n). */
+#define SAMPLE_FNV_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t sample_fnv1a(uint64_t hash, const void *data, size_t bytes);
+
+double sample_now(void); /* seconds, monotonic */
+
+/* Which outputs to verify: every index when the check is full, else `samples` random ones.
+ * AUTO means full when total <= full_limit. */
+struct sample_checker {
+    bool full;
+    size_t total;
+    size_t count;
+    size_t done;
+    struct sample_rng rng;
+};
+void sample_checker_init(struct sample_checker *c, const struct sample_args *args,
+                         size_t total, size_t full_limit, size_t samples);
+bool sample_checker_next(struct sample_checker *c, size_t *index);
+
+/* Count a mismatch, printing the first few. */
+void sample_report_mismatch(size_t *errors, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Print "time: <s> s", "hash: <16 hex>" and "PASS" or "FAIL"; return the exit code. */
+int sample_finish(const char *name, bool pass, double seconds, uint64_t hash);
+
+static inline size_t sample_round_up(size_t x, size_t multiple)
+{
+    return (x + multiple - 1) / multiple * multiple;
+}
+
+#endif

@@ -1,0 +1,188 @@
+/* saxpy: y = a * x + y over n floats, --iterations times in place: a streaming, memory-bound
+ * kernel (8 bytes read and 4 written per 2 flops).
+ *
+ * --partitioned is the hand-written out-of-core version: x and y stream through the device in
+ * chunks sized from its memory, double-buffered over two in-order queues (chunk k+1's
+ * transfers overlap chunk k's kernels). Same kernel, same hash.
+ *
+ * Verification: bit-identical to one of the two roundings OpenCL allows for a * x + y
+ * (fused multiply-add or a rounded product then a rounded sum), replayed per iteration. */
+#include "sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kernel_source =
+    "__kernel void saxpy(__global const float *x, __global float *y, float a, ulong n)\n"
+    "{\n"
+    "    size_t i = get_global_id(0);\n"
+    "    if (i < n)\n"
+    "        y[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+struct setup {
+    cl_context context;
+    cl_device_id device;
+    cl_kernel kernel;
+    float a;
+};
+
+static void enqueue_saxpy(cl_command_queue q, const struct setup *s, cl_mem x, cl_mem y, size_t n)
+{
+    cl_ulong n_arg = n;
+    CL_CHECK(clSetKernelArg(s->kernel, 0, sizeof(cl_mem), &x));
+    CL_CHECK(clSetKernelArg(s->kernel, 1, sizeof(cl_mem), &y));
+    CL_CHECK(clSetKernelArg(s->kernel, 2, sizeof(float), &s->a));
+    CL_CHECK(clSetKernelArg(s->kernel, 3, sizeof(cl_ulong), &n_arg));
+    size_t local = 256, global = sample_round_up(n, local);
+    CL_CHECK(clEnqueueNDRangeKernel(q, s->kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+}
+
+static cl_mem create_buffer(cl_context context, size_t bytes, const char *what)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    CL_CHECK_ERR(err, what);
+    return m;
+}
+
+static double run_whole(const struct setup *s, unsigned iterations, size_t n, const float *x, float *y)
+{
+    cl_int err;
+    size_t bytes = n * sizeof(float);
+    cl_command_queue q = clCreateCommandQueue(s->context, s->device, 0, &err);
+    CL_CHECK_ERR(err, "clCreateCommandQueue");
+    cl_mem dx = create_buffer(s->context, bytes, "clCreateBuffer(x)");
+    cl_mem dy = create_buffer(s->context, bytes, "clCreateBuffer(y)");
+    double t0 = sample_now();
+    CL_CHECK(clEnqueueWriteBuffer(q, dx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
+    CL_CHECK(clEnqueueWriteBuffer(q, dy, CL_FALSE, 0, bytes, y, 0, NULL, NULL));
+    for (unsigned it = 0; it < iterations; it++)
+        enqueue_saxpy(q, s, dx, dy, n);
+    /* y is in and out: poison the host copy so that a read that does not happen cannot pass. */
+    CL_CHECK(clFinish(q));
+    memset(y, 0xff, bytes);
+    CL_CHECK(clEnqueueReadBuffer(q, dy, CL_TRUE, 0, bytes, y, 0, NULL, NULL));
+    double seconds = sample_now() - t0;
+    clReleaseMemObject(dy);
+    clReleaseMemObject(dx);
+    clReleaseCommandQueue(q);
+    return seconds;
+}
+
+static size_t chunk_elements(const struct setup *s, const struct sample_args *args, size_t n)
+{
+    if (args->chunk)
+        return args->chunk < n ? args->chunk : n;
+    cl_ulong mem = 0, max_alloc = 0;
+    CL_CHECK(clGetDeviceInfo(s->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL));
+    CL_CHECK(clGetDeviceInfo(s->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL));
+    size_t chunk = (size_t)(mem / 10 * 9) / (4 * sizeof(float)); /* 2 sets of (x, y) */
+    if (chunk > max_alloc / sizeof(float))
+        chunk = max_alloc / sizeof(float);
+    chunk = chunk / 4096 * 4096;
+    return chunk && chunk < n ? chunk : n;
+}
+
+static double run_partitioned(const struct setup *s, const struct sample_args *args, size_t n,
+                              const float *x, float *y)
+{
+    cl_int err;
+    size_t chunk = chunk_elements(s, args, n), chunks = (n + chunk - 1) / chunk;
+    size_t cbytes = chunk * sizeof(float);
+    printf("partitioned: %zu chunks of %zu elements, 2 queues\n", chunks, chunk);
+    cl_command_queue q[2];
+    cl_mem dx[2], dy[2];
+    for (int k = 0; k < 2; k++) {
+        q[k] = clCreateCommandQueue(s->context, s->device, 0, &err);
+        CL_CHECK_ERR(err, "clCreateCommandQueue");
+        dx[k] = create_buffer(s->context, cbytes, "clCreateBuffer(x chunk)");
+        dy[k] = create_buffer(s->context, cbytes, "clCreateBuffer(y chunk)");
+    }
+    /* y is read and written in place chunk by chunk; the kernels run from the chunk on the
+     * device, the read lands where the chunk came from once its writes have been consumed
+     * (in-order queue: write, kernels, read). */
+    double t0 = sample_now();
+    for (size_t ch = 0; ch < chunks; ch++) {
+        int k = (int)(ch % 2);
+        size_t first = ch * chunk, count = n - first < chunk ? n - first : chunk;
+        size_t bytes = count * sizeof(float);
+        CL_CHECK(clEnqueueWriteBuffer(q[k], dx[k], CL_FALSE, 0, bytes, x + first, 0, NULL, NULL));
+        CL_CHECK(clEnqueueWriteBuffer(q[k], dy[k], CL_FALSE, 0, bytes, y + first, 0, NULL, NULL));
+        for (unsigned it = 0; it < args->iterations; it++)
+            enqueue_saxpy(q[k], s, dx[k], dy[k], count);
+        CL_CHECK(clEnqueueReadBuffer(q[k], dy[k], CL_FALSE, 0, bytes, y + first, 0, NULL, NULL));
+    }
+    CL_CHECK(clFinish(q[0]));
+    CL_CHECK(clFinish(q[1]));
+    double seconds = sample_now() - t0;
+    for (int k = 0; k < 2; k++) {
+        clReleaseMemObject(dy[k]);
+        clReleaseMemObject(dx[k]);
+        clReleaseCommandQueue(q[k]);
+    }
+    return seconds;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 1 << 20;
+    struct sample_args args = {0};
+    const struct sample_size_flag flags[] = {
+        {"--size", "-n", &n, "number of floats per vector"},
+    };
+    sample_parse_args(argc, argv, "streaming y = a * x + y", &args, flags, 1, true);
+    size_t bytes = n * sizeof(float);
+    printf("saxpy: n=%zu (%.3f GiB total), %u iterations%s\n", n, 2.0 * (double)bytes / (1u << 30),
+           args.iterations, args.partitioned ? ", partitioned" : "");
+
+    struct setup s;
+    cl_platform_id platform;
+    sample_select_device(&args, &platform, &s.device);
+    struct sample_rng rng;
+    sample_rng_init(&rng, args.seed, 3);
+    s.a = sample_rng_float(&rng, 0.5f, 2.0f);
+
+    float *x = sample_alloc(bytes), *y0 = sample_alloc(bytes), *y = sample_alloc(bytes);
+    sample_fill_float(x, n, args.seed, 1, -1.0f, 1.0f);
+    sample_fill_float(y0, n, args.seed, 2, -1.0f, 1.0f);
+    memcpy(y, y0, bytes);
+
+    cl_int err;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    s.context = clCreateContext(props, 1, &s.device, NULL, NULL, &err);
+    CL_CHECK_ERR(err, "clCreateContext");
+    cl_program program = sample_build_program(s.context, s.device, kernel_source, "");
+    s.kernel = clCreateKernel(program, "saxpy", &err);
+    CL_CHECK_ERR(err, "clCreateKernel(saxpy)");
+
+    double seconds = args.partitioned ? run_partitioned(&s, &args, n, x, y)
+                                      : run_whole(&s, args.iterations, n, x, y);
+    printf("bandwidth: %.3f GB/s\n", 12.0 * (double)n * args.iterations / seconds * 1e-9);
+
+    struct sample_checker check;
+    sample_checker_init(&check, &args, n, (size_t)1 << 28, 1 << 20);
+    size_t i, errors = 0;
+    while (sample_checker_next(&check, &i)) {
+        float fused = y0[i], split = y0[i];
+        for (unsigned it = 0; it < args.iterations; it++) {
+            fused = fmaf(s.a, x[i], fused);
+            float prod = s.a * x[i];
+            split = prod + split;
+        }
+        if (memcmp(&y[i], &fused, sizeof(float)) && memcmp(&y[i], &split, sizeof(float)))
+            sample_report_mismatch(&errors, "y[%zu] = %.9g, expected %.9g (fma) or %.9g", i,
+                                   y[i], fused, split);
+    }
+    uint64_t hash = sample_fnv1a(SAMPLE_FNV_INIT, y, bytes);
+
+    clReleaseKernel(s.kernel);
+    clReleaseProgram(program);
+    clReleaseContext(s.context);
+    free(x);
+    free(y0);
+    free(y);
+    return sample_finish("saxpy", errors == 0, seconds, hash);
+}
