@@ -89,7 +89,7 @@ bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *n
         PARSE_##kind(field, def);                                                                 \
         if (v != NULL && !PARSE_##kind(field, v)) {                                               \
             if (ok && why != NULL)                                                                \
-                snprintf(why, why_size, "%s='%s' is not valid; using the default '%s'", var, v,   \
+                snprintf(why, why_size, "%s='%.100s' is not valid; using the default '%s'", var, v, \
                          def);                                                                    \
             ok = false;                                                                           \
             PARSE_##kind(field, def);                                                             \
@@ -141,7 +141,7 @@ void vast_config_print(const struct vast_config *cfg, FILE *out, bool markdown)
 #define PRINT_ONE(kind, field, var, def, desc)                                                    \
     PRINT_##kind(field);                                                                          \
     if (markdown)                                                                                 \
-        fprintf(out, "| `%s` | `%s` | %s |\n", var, def, desc);                                   \
+        fprintf(out, "| `%s` | %s | %s |\n", var, *def ? def : "(none)", desc);                   \
     else                                                                                          \
         fprintf(out, "  %-20s = %-12s %s%s\n", var, value, getenv(var) ? "(set) " : "", desc);
     VAST_CONFIG_LIST(PRINT_ONE)

@@ -17,7 +17,7 @@
     X(STRING, backend, "VAST_BACKEND", "",                                                        \
       "real platform(s) to wrap: a platform-name substring or a vendor library path; "           \
       "default: every GPU platform, or every platform when no GPU exists")                        \
-    X(LOGLEVEL, log, "VAST_LOG", "warn", "error|warn|info|debug: what VAST writes to stderr")     \
+    X(LOGLEVEL, log, "VAST_LOG", "warn", "what VAST writes to stderr: error, warn, info or debug")     \
     X(SIZE, memory, "VAST_MEMORY", "0",                                                           \
       "memory a virtual device reports and backs, bytes with K/M/G suffix; 0: host RAM")          \
     X(SIZE, device_memory, "VAST_DEVICE_MEMORY", "0",                                             \

@@ -136,9 +136,10 @@ cl_int vast_info_answer(const void *value, size_t value_size, size_t param_value
     return CL_SUCCESS;
 }
 
+/* An empty list is NULL: the real driver requires that of an empty wait or device list. */
 static cl_int list_prepare(struct vast_list *out, cl_uint n)
 {
-    out->items = out->small;
+    out->items = n == 0 ? NULL : out->small;
     if (n > VAST_SMALL_LIST) {
         out->items = malloc(n * sizeof(void *));
         if (out->items == NULL)
@@ -149,7 +150,7 @@ static cl_int list_prepare(struct vast_list *out, cl_uint n)
 
 void vast_list_free(struct vast_list *list)
 {
-    if (list->items != list->small)
+    if (list->items != list->small && list->items != NULL)
         free(list->items);
     list->items = list->small;
 }
