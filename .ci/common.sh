@@ -22,6 +22,9 @@ vast_build() {
     local dir=$1
     shift
     cmake -S . -B "$dir" -DVAST_WERROR=ON "$@" >/dev/null
-    cmake --build "$dir" -j"$(nproc)" 2>&1 | grep -E "error|warning" && return 1
-    return 0
+    if ! cmake --build "$dir" -j"$(nproc)" >"$dir/build.log" 2>&1; then
+        grep -E -B2 -A8 "error|warning" "$dir/build.log" | head -80
+        echo "build of $dir failed (whole log: $dir/build.log)"
+        return 1
+    fi
 }

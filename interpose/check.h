@@ -40,6 +40,13 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
         }                                                                                         \
     } while (0)
 
+/* Return `code` unconditionally, saying why. */
+#define VAST_FAIL(code, ...)                                                                      \
+    do {                                                                                          \
+        VAST_WHY(code, __VA_ARGS__);                                                              \
+        return (code);                                                                            \
+    } while (0)
+
 /* Return NULL from a constructor, setting *errcode_ret, when `cond` holds. */
 #define VAST_RETURN_NULL_IF(cond, code, errcode_ret, ...)                                         \
     do {                                                                                          \

@@ -40,7 +40,7 @@ cl_int vast_event_wrap_out(cl_command_queue queue, cl_event real, cl_event *even
     *event = real ? event_wrap(queue->context, queue, real) : NULL;
     if (real != NULL && *event == NULL) {
         queue->context->backend->dispatch->clReleaseEvent(real);
-        VAST_RETURN_IF(true, CL_OUT_OF_HOST_MEMORY, "event");
+        VAST_FAIL(CL_OUT_OF_HOST_MEMORY, "event");
     }
     return CL_SUCCESS;
 }

@@ -95,7 +95,7 @@ cl_int vast_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_na
         return vast_info_answer(&resolution, sizeof resolution, param_value_size, param_value, param_value_size_ret);
     default: break;
     }
-    VAST_RETURN_IF(true, CL_INVALID_VALUE, "unknown platform query 0x%x", (unsigned)param_name);
+    VAST_FAIL(CL_INVALID_VALUE, "unknown platform query 0x%x", (unsigned)param_name);
 }
 
 void *vast_clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *function_name)

@@ -188,7 +188,7 @@ static cl_int unwrap_programs(cl_uint n, const cl_program *programs, struct vast
     for (cl_uint i = 0; i < n; i++) {
         if (!vast_object_is(programs[i], VAST_MAGIC_PROGRAM)) {
             vast_list_free(out);
-            VAST_RETURN_IF(true, CL_INVALID_PROGRAM, "programs[%u]=%p is not a VAST program", i, (void *)programs[i]);
+            VAST_FAIL(CL_INVALID_PROGRAM, "programs[%u]=%p is not a VAST program", i, (void *)programs[i]);
         }
         out->items[i] = atomic_load(&programs[i]->real);
     }
@@ -300,7 +300,7 @@ cl_int vast_clSetProgramReleaseCallback(cl_program program, void(CL_CALLBACK *pf
     VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
     (void)pfn_notify;
     (void)user_data;
-    VAST_RETURN_IF(true, CL_INVALID_OPERATION, "program release callbacks are deprecated and not supported");
+    VAST_FAIL(CL_INVALID_OPERATION, "program release callbacks are deprecated and not supported");
 }
 
 cl_int vast_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,

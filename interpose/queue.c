@@ -39,7 +39,7 @@ static cl_int queue_check_device(cl_context context, cl_device_id device)
     for (cl_uint i = 0; i < context->num_devices; i++)
         if (context->devices[i] == device)
             return CL_SUCCESS;
-    VAST_RETURN_IF(true, CL_INVALID_DEVICE, "device %s is not in the context", device->name);
+    VAST_FAIL(CL_INVALID_DEVICE, "device %s is not in the context", device->name);
 }
 
 cl_command_queue vast_clCreateCommandQueue(cl_context context, cl_device_id device,

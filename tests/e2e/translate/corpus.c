@@ -1,0 +1,149 @@
+/* corpus.c - OpenCL C programs and launch cases for the e2e translation test. Every
+ * construct named in issue 3 appears at least once; kernels share few programs because
+ * each PoCL build costs ~0.5 s. */
+#include "corpus.h"
+
+#define S(...) #__VA_ARGS__ "\n"
+
+static const char prog_basic[] =
+    "#define SUM2(p, i) (p[i] + p[i + 1])\n"
+    "#define IDX(x, y, w) ((y) * (w) + (x))\n"
+    "typedef struct { float4 pos; float4 vel; } particle;\n"
+    "typedef struct { int a; float b; } pair;\n"
+    S(__kernel void vadd(__global const float *a, __global const float *b, __global float *c) {
+        int i = get_global_id(0); c[i] = a[i] + b[i]; })
+    S(__kernel void saxpy(float s, __global const float *x, __global float *y) {
+        size_t i = get_global_id(0); y[i] += s * x[i]; })
+    S(__kernel void incdec(__global int *up, __global int *down) {
+        int i = get_global_id(0); up[i]++; --down[i]; up[i] *= 3; down[i] -= i; })
+    S(__kernel void vec4(__global const float *a, __global float *b) {
+        int i = get_global_id(0); float4 v = vload4(i, a + 1); vstore4(v * 2.0f, i, b + 3); })
+    S(__kernel void comp(__global const float4 *a, __global float4 *o) {
+        int i = get_global_id(0); o[i].x = a[i].y; o[i].yz = a[i].zw; o[i].w = 1.0f;
+        o[i].s0 += a[i].s3; })
+    S(__kernel void structs(__global particle *p, __global pair *q, float dt) {
+        int i = get_global_id(0); p[i].pos += p[i].vel * dt; p[i].vel.y -= dt;
+        q[i].b = q[i].a * 2 + q[i].b; })
+    S(__kernel void macros(__global const float *a, __global float *o, int w) {
+        int x = get_global_id(0), y = get_global_id(1);
+        o[IDX(x, y, w)] = SUM2(a, IDX(x, y, w)); })
+    S(__kernel void ptrcast(__global float *f, __global uint *out) {
+        int i = get_global_id(0); __global uint *u = (__global uint *)f;
+        u[i] ^= 0x80000000u; out[i] = ((__global uint *)f)[i] >> 3; })
+    S(__kernel void ptrlocal(__global float *a, __global float *b) {
+        int i = get_global_id(0); __global float *p = a + i * 4; __global float *q = (i & 1) ? a : b;
+        p[1] = p[0] + p[2]; *(p + 3) = 1.0f; b[i] = q[i] * 0.5f; })
+    S(__kernel void oddbytes(__global const uchar *a, __global uchar *b, __global ushort *s) {
+        int i = get_global_id(0); b[i] = a[i] * 3 + 1; s[i] = (ushort)(a[i] << 4) ^ s[i]; })
+    S(__kernel void uint4ops(__global uint4 *v) {
+        int i = get_global_id(0); v[i] += (uint4)(1, 2, 3, 4); v[i].s3 ^= v[i].s0; })
+    S(__kernel void halfs(__global const half *h, __global half *o, __global float *f) {
+        int i = get_global_id(0); float x = vload_half(i, h); vstore_half(x * 2.0f, i, o);
+        f[i] = x; float4 y = vload_half4(i, h + 1); vstore4(y, i, f + 4096); })
+    S(__kernel void vec3(__global const int *a, __global int *b) {
+        int i = get_global_id(0); int3 v = vload3(i, a); vstore3(v.zxy + 1, i, b); })
+    S(__kernel void withconst(__constant float *k, __global const float *a, __global float *o) {
+        int i = get_global_id(0); o[i] = a[i] * k[i & 7]; });
+
+static const char prog_index[] =
+    S(__kernel void geometry(__global uint *o) {
+        size_t gx = get_global_id(0) - get_global_offset(0), gy = get_global_id(1) - get_global_offset(1);
+        size_t i = gy * get_global_size(0) + gx;
+        o[4 * i] = get_group_id(0) + 100 * get_group_id(1);
+        o[4 * i + 1] = get_num_groups(0) + 100 * get_num_groups(1);
+        o[4 * i + 2] = get_global_size(1) * 1000 + get_global_offset(0) + 10 * get_global_offset(1);
+        o[4 * i + 3] = get_local_id(0) + 100 * get_global_id(1); })
+    S(__kernel void transpose(__global const float *in, __global float *out, int w, int h) {
+        int x = get_global_id(0), y = get_global_id(1);
+        out[x * h + y] = in[y * w + x]; })
+    S(__kernel void stencil3d(__global const float *in, __global float *out, int nx, int ny, int nz) {
+        int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+        int i = (z * ny + y) * nx + x;
+        if (x < 1 || y < 1 || z < 1 || x >= nx - 1 || y >= ny - 1 || z >= nz - 1) { out[i] = in[i]; return; }
+        out[i] = 0.5f * in[i] + 0.1f * (in[i - 1] + in[i + 1] + in[i - nx] + in[i + nx]
+                 + in[i - nx * ny] + in[i + nx * ny]); })
+    S(__kernel void ids3d(__global uint *o) {
+        size_t i = (get_global_id(2) * get_global_size(1) + get_global_id(1)) * get_global_size(0) + get_global_id(0);
+        o[i] = get_group_id(2) * 10000 + get_group_id(1) * 100 + get_group_id(0); })
+    S(__kernel void spmv(__global const uint *rowptr, __global const uint *col,
+                         __global const float *val, __global const float *x, __global float *y) {
+        int i = get_global_id(0); float s = 0.0f;
+        for (uint j = rowptr[i]; j < rowptr[i + 1]; j++) s += val[j] * x[col[j]];
+        y[i] = s; })
+    S(__kernel void histogram(__global const uint *data, __global uint *hist) {
+        int i = get_global_id(0); atomic_inc(&hist[data[i] % 64]); atomic_add(hist + 64 + (i & 3), 2u); })
+    S(__kernel void dynloop(__global const uint *cnt, __global const float *v, __global float *o) {
+        int i = get_global_id(0); float s = 0.0f; uint n = cnt[i];
+        for (uint k = 0; k < n; k++) s += v[k * 7 + i];
+        while (n > 3) n -= 2; o[i] = s + n; });
+
+static const char prog_local[] =
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#include \"vast_test_helpers.h\"\n"
+    "#define TS 8\n"
+    S(float ld(__global const float *m, int r, int c, int w) { return m[r * w + c]; })
+    S(void put(__global float *o, int i, float v) { o[i] = v; })
+    S(float dot_tile(__local float *As, __local float *Bs, int ty, int tx) {
+        float s = 0.0f; for (int k = 0; k < TS; k++) s += As[ty * TS + k] * Bs[k * TS + tx]; return s; })
+    S(__kernel void matmul(__global const float *A, __global const float *B, __global float *C, int n) {
+        __local float As[TS * TS]; __local float Bs[TS * TS];
+        int tx = get_local_id(0), ty = get_local_id(1), col = get_global_id(0), row = get_global_id(1);
+        float acc = 0.0f;
+        for (int t = 0; t < n / TS; t++) {
+            As[ty * TS + tx] = ld(A, row, t * TS + tx, n); Bs[ty * TS + tx] = ld(B, t * TS + ty, col, n);
+            barrier(CLK_LOCAL_MEM_FENCE); acc += dot_tile(As, Bs, ty, tx); barrier(CLK_LOCAL_MEM_FENCE); }
+        put(C, row * n + col, acc); })
+    S(__kernel void reduce(__global const float *in, __global float *out, __local float *tmp) {
+        int l = get_local_id(0); tmp[l] = in[get_global_id(0)]; barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = get_local_size(0) / 2; s > 0; s >>= 1) { if (l < s) tmp[l] += tmp[l + s];
+            barrier(CLK_LOCAL_MEM_FENCE); }
+        if (l == 0) out[get_group_id(0)] = tmp[0]; })
+    S(__kernel void included(__global const float *a, __global float *o) {
+        int i = get_global_id(0); o[i] = scaled_load(a, i) + SCALE; })
+    S(__kernel void dbl(__global const double *a, __global double *o) {
+        int i = get_global_id(0); double s = a[i]; s = s * s + 1.0; o[i] = s; })
+    S(__kernel void vec8(__global const short *a, __global short *o) {
+        int i = get_global_id(0); short8 v = vload8(i, a + 3); vstore8(v + (short8)(7), i, o + 1); });
+
+const char *const corpus_programs[] = {prog_basic, prog_index, prog_local};
+const char *const corpus_program_options[] = {"", "-DUNUSED=1", "-I " VAST_TEST_INCLUDE_DIR};
+const size_t corpus_num_programs = 3;
+
+#define F(n) {G_F32, (n) * 4, 0, 0}
+#define P(n) {G_POISON, (n), 0, 0}
+#define U(n, m) {G_U32, (n) * 4, 0, (m)}
+#define Z(n) {G_ZERO, (n), 0, 0}
+#define I(v) {G_INT, 4, (v), 0}
+#define FL(v) {G_FLOAT, 4, (v), 0}
+
+const struct kcase corpus_cases[] = {
+    {"vadd", 0, 1, {1024}, {64}, {0}, 0, {F(1024), F(1024), P(4096)}},
+    {"saxpy", 0, 1, {1000}, {40}, {24}, 0, {FL(1.5), F(1100), F(1100)}},
+    {"incdec", 0, 1, {512}, {32}, {0}, 0, {U(512, 0), U(512, 0)}},
+    {"vec4", 0, 1, {256}, {32}, {0}, 0, {F(1040), P(4200)}},
+    {"comp", 0, 1, {256}, {16}, {0}, 0, {F(1024), F(1024)}},
+    {"structs", 0, 1, {256}, {32}, {0}, 0, {F(2048), F(512), FL(0.25)}},
+    {"macros", 0, 2, {32, 16}, {8, 4}, {0, 0}, 0, {F(520), P(2048), I(32)}},
+    {"ptrcast", 0, 1, {700}, {35}, {0}, 0, {F(700), P(2800)}},
+    {"ptrlocal", 0, 1, {256}, {16}, {0}, 0, {F(1024), F(1024)}},
+    {"oddbytes", 0, 1, {1000}, {8}, {0}, 0, {U(250, 0), P(1001), U(500, 0)}},
+    {"uint4ops", 0, 1, {300}, {20}, {0}, 0, {U(1200, 0)}},
+    {"halfs", 0, 1, {256}, {32}, {0}, 0, {U(520, 0x3bff3bff), P(514), P(4096 * 4 + 4096)}},
+    {"vec3", 0, 1, {200}, {20}, {0}, 0, {U(600, 0), P(600 * 4)}},
+    {"withconst", 0, 1, {512}, {64}, {0}, 0, {F(8), F(512), P(2048)}},
+    {"geometry", 1, 2, {64, 24}, {16, 4}, {16, 8}, 0, {P(64 * 24 * 16)}},
+    {"transpose", 1, 2, {64, 48}, {16, 8}, {0, 0}, 0, {F(64 * 48), P(64 * 48 * 4), I(64), I(48)}},
+    {"stencil3d", 1, 3, {16, 12, 10}, {8, 4, 2}, {0, 0, 0}, 0,
+     {F(16 * 12 * 10), P(16 * 12 * 10 * 4), I(16), I(12), I(10)}},
+    {"ids3d", 1, 3, {16, 8, 8}, {4, 4, 2}, {4, 0, 2}, 0, {P(20 * 8 * 10 * 4)}},
+    {"spmv", 1, 1, {512}, {32}, {0}, 1,
+     {{G_RAMP, 513 * 4, 0, 5}, U(2565, 3000), F(2565), F(3000), P(2048)}},
+    {"histogram", 1, 1, {1024}, {64}, {0}, 1, {U(1024, 0), Z(68 * 4)}},
+    {"dynloop", 1, 1, {256}, {32}, {0}, 1, {U(256, 9), F(2048), P(1024)}},
+    {"matmul", 2, 2, {32, 32}, {8, 8}, {0, 0}, 0, {F(1024), F(1024), P(4096), I(32)}},
+    {"reduce", 2, 1, {1024}, {64}, {0}, 0, {F(1024), P(64), {G_LOCAL, 256, 0, 0}}},
+    {"included", 2, 1, {600}, {30}, {0}, 0, {F(600), P(2400)}},
+    {"dbl", 2, 1, {300}, {10}, {0}, 0, {F(600), P(2400)}},
+    {"vec8", 2, 1, {128}, {16}, {0}, 0, {U(520, 0), P(2100)}},
+};
+const size_t corpus_num_cases = sizeof corpus_cases / sizeof corpus_cases[0];

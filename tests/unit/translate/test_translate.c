@@ -1,0 +1,161 @@
+/* test_translate.c - unit and golden tests of translate/ (no device): rewritten text of
+ * small kernels, metadata, diagnostics, options and the edit ordering. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "translate.h"
+
+static struct translate_result *tr(const char *src, const char *opts)
+{
+    struct translate_options o = {opts, "cl_khr_fp64", 0, "t.cl"};
+    struct translate_result *r = NULL;
+    int rc = translate_program(src, &o, &r);
+    if (rc != 0)
+        fail_msg("translation failed: %s", r->error);
+    return r;
+}
+
+static void test_golden_vadd(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void k(__global const float *a, __global float *c) {\n"
+           "  int i = get_global_id(0); c[i] = a[i] + 1.0f; }\n", NULL);
+    assert_non_null(strstr(r->paged_source,
+        "__kernel void k(ulong vast_va_a, ulong vast_va_c, __global const uint *vast_lpt,"));
+    assert_non_null(strstr(r->paged_source,
+        "(*(__global float *)vast_trw((ulong)&(c[i]), vast_cx)) = "
+        "(*(const __global float *)vast_trr((ulong)&(a[i]), vast_cx)) + 1.0f;"));
+    assert_non_null(strstr(r->paged_source, "const __global float * a = "
+                                            "(const __global float *)vast_va_a;"));
+    assert_non_null(strstr(r->inspector_source, "__global uchar *vast_pas"));
+    assert_int_equal(r->num_kernels, 1);
+    assert_true(r->kernels[0].paged_ok);
+    assert_int_equal(r->kernels[0].args[0].access, TRANSLATE_READ);
+    assert_int_equal(r->kernels[0].args[1].access, TRANSLATE_WRITE);
+    assert_int_equal(r->kernels[0].args[1].elem_size, 4);
+    assert_false(r->kernels[0].may_be_non_idempotent);
+    translate_result_free(r);
+}
+
+static void test_line_markers_and_macros(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+           "#define SUM2(p, i) (p[i] + p[i + 1])\n\n\n"
+           "__kernel __attribute__((reqd_work_group_size(8, 1, 1))) void k(__global double *a)"
+           " { a[0] = SUM2(a, N); }\n", "-DN=3 -cl-fast-relaxed-math");
+    assert_non_null(strstr(r->paged_source, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"));
+    assert_non_null(strstr(r->paged_source, "reqd_work_group_size(8, 1, 1)"));
+    assert_non_null(strstr(r->paged_source, "vast_trr((ulong)&(a[ 3 ]), vast_cx)"));
+    assert_non_null(strstr(r->paged_source, "vast_trr((ulong)&(a[ 3 + 1]), vast_cx)"));
+    /* the kernel stays on the application's line 5: marker, then the lines as they were */
+    const char *m = strstr(r->paged_source, "#line 1 \"t.cl\"\n");
+    assert_non_null(m);
+    const char *kern = strstr(m, "__kernel");
+    int lines = 0;
+    for (const char *p = m; p < kern; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 5);
+    assert_string_equal(r->build_options, "-cl-fast-relaxed-math");
+    assert_true(r->kernels[0].may_be_non_idempotent); /* reads and writes a */
+    translate_result_free(r);
+}
+
+static void test_metadata_through_helpers(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("void put(__global float *o, int i, float v) { o[i] = v; }\n"
+           "__kernel void k(__global const uint *col, __global const float *x,\n"
+           "                __global float *y, __global uint *h, __local float *l,\n"
+           "                __constant int *c, sampler_t s, int n) {\n"
+           "  int i = get_global_id(0); __global float *p = y + 1;\n"
+           "  put(p, i, x[col[i]]); atomic_inc(&h[i]); }\n", NULL);
+    const struct translate_kernel *k = &r->kernels[0];
+    assert_true(k->paged_ok);
+    assert_int_equal(k->args[0].access, TRANSLATE_READ);
+    assert_int_equal(k->args[1].access, TRANSLATE_READ);
+    assert_int_equal(k->args[2].access, TRANSLATE_WRITE);
+    assert_int_equal(k->args[3].access, TRANSLATE_READ | TRANSLATE_WRITE);
+    assert_int_equal(k->args[4].kind, TRANSLATE_ARG_LOCAL_POINTER);
+    assert_int_equal(k->args[5].kind, TRANSLATE_ARG_CONSTANT_POINTER);
+    assert_int_equal(k->args[6].kind, TRANSLATE_ARG_SAMPLER);
+    assert_int_equal(k->args[7].kind, TRANSLATE_ARG_SCALAR);
+    assert_true(k->uses_global_atomics);
+    assert_true(k->data_dependent_addresses);
+    assert_non_null(strstr(r->paged_source, "put(p, i, (*(const __global float *)"));
+    assert_non_null(strstr(r->paged_source, "float v, vast_ctx *vast_cx)"));
+    translate_result_free(r);
+}
+
+static void test_unsupported_is_diagnosed(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef struct { float x, y, z; } v3;\n"
+           "__kernel void bad(__global v3 *a, __global v3 *b) {\n"
+           "  int i = get_global_id(0);\n"
+           "  b[i] = a[i]; }\n"
+           "__kernel void good(__global v3 *a) { a[0].x = 1; }\n", NULL);
+    assert_int_equal(r->num_kernels, 2);
+    assert_false(r->kernels[0].paged_ok);
+    assert_true(r->kernels[1].paged_ok);
+    assert_true(r->num_diags >= 1);
+    assert_string_equal(r->diags[0].kernel, "bad");
+    assert_string_equal(r->diags[0].construct, "straddling-access");
+    assert_int_equal(r->diags[0].line, 4);
+    assert_null(strstr(r->paged_source, "void bad("));
+    assert_non_null(strstr(r->paged_source, "void good("));
+    translate_result_free(r);
+}
+
+static void test_errors_say_why(void **state)
+{
+    (void)state;
+    struct translate_result *r = NULL;
+    struct translate_options o = {"-cl-std=CL2.0", NULL, 0, NULL};
+    assert_int_equal(translate_program("__kernel void k() {}", &o, &r), -1);
+    assert_non_null(strstr(r->error, "CL2.0"));
+    translate_result_free(r);
+    o.build_options = NULL;
+    assert_int_equal(translate_program("__kernel void k( {", &o, &r), -1);
+    assert_non_null(r->error);
+    translate_result_free(r);
+    assert_int_equal(translate_program(NULL, &o, &r), -1);
+    assert_non_null(strstr(r->error, "binaries"));
+    translate_result_free(r);
+}
+
+static void test_inspector_loop_budget(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void k(__global const uint *n, __global float *o) {\n"
+           "  int i = get_global_id(0); uint m = n[i]; float s = 0;\n"
+           "  for (uint j = 0; j < m; j++) s += 1; for (int q = 0; q < 4; q++) s += q;\n"
+           "  o[i] = s; }\n", NULL);
+    assert_non_null(strstr(r->inspector_source, "(j < m) && vast_step(&vast_steps_0, vast_cx)"));
+    assert_null(strstr(r->inspector_source, "vast_steps_1"));
+    assert_null(strstr(r->paged_source, "vast_step("));
+    translate_result_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_vadd),
+        cmocka_unit_test(test_line_markers_and_macros),
+        cmocka_unit_test(test_metadata_through_helpers),
+        cmocka_unit_test(test_unsupported_is_diagnosed),
+        cmocka_unit_test(test_errors_say_why),
+        cmocka_unit_test(test_inspector_loop_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

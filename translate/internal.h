@@ -1,0 +1,123 @@
+/* internal.h - what the translate/ files share and nobody else sees.
+ * The pipeline: options -> preprocess (mcpp) -> parse (libclang) -> walk (edits and
+ * metadata) -> apply edits twice (paged, inspector). Offsets are byte offsets into the
+ * preprocessed text, which is the only buffer libclang sees. */
+#ifndef VAST_TRANSLATE_INTERNAL_H
+#define VAST_TRANSLATE_INTERNAL_H
+
+#include "strbuf.h"
+#include "translate.h"
+
+#include <clang-c/Index.h>
+
+/* Parsed build options. */
+struct tr_options {
+    char **pp_args;   /* -D/-U/-I arguments for the preprocessor */
+    size_t num_pp_args;
+    char *cl_std;     /* "CL1.2" etc. */
+    int opencl_c_version; /* 100, 110, 120 */
+    struct strbuf rest;   /* options passed on to the driver */
+};
+
+int tr_parse_options(const char *opts, struct tr_options *o, char **error);
+void tr_free_options(struct tr_options *o);
+
+/* Preprocesses source with mcpp; returns the text with #line markers naming
+ * source_name, or NULL and *error. */
+char *tr_preprocess(const char *source, const struct tr_options *o,
+                    const struct translate_options *to, char **error);
+
+/* ---- Edits: insertions and deletions on the preprocessed text, applied per variant. */
+enum tr_variant { TR_PAGED = 0, TR_INSPECT = 1, TR_VARIANTS = 2 };
+
+struct tr_edit {
+    unsigned offset;
+    unsigned del_end;   /* > offset: delete [offset, del_end) (then insert text) */
+    int close;          /* 1: closes a span ending here (sorted before opens) */
+    unsigned span;      /* length of the enclosing span, orders nested edits */
+    unsigned seq;
+    char *text[TR_VARIANTS]; /* NULL: nothing for that variant */
+};
+
+struct tr_edits {
+    struct tr_edit *v;
+    size_t n, cap;
+};
+
+void tr_edit_add(struct tr_edits *e, unsigned offset, int close, unsigned span,
+                 const char *paged, const char *inspect);
+void tr_edit_delete(struct tr_edits *e, unsigned start, unsigned end, const char *paged,
+                    const char *inspect);
+char *tr_edits_apply(struct tr_edits *e, const char *text, size_t len, enum tr_variant v,
+                     const char *prefix);
+void tr_edits_free(struct tr_edits *e);
+
+/* ---- Prelude and per-site helpers (prelude.c). */
+const char *tr_prelude(enum tr_variant v);
+const char *tr_kernel_params(enum tr_variant v);
+const char *tr_kernel_prologue(enum tr_variant v);
+/* Builds the vloadn/vstoren/..._half helper for builtin `name` on element type `elem`
+ * (e.g. "float"); returns 0 and the helper's function name in *fn, text in *def, or -1
+ * when the name is not a vector load/store. */
+int tr_vector_helper(const char *name, const char *elem, unsigned elem_size, char **fn,
+                     char **def);
+
+/* ---- The walk over one translation unit (walk.c, meta.c). */
+#define TR_MASK_UNKNOWN (1ull << 63) /* pointer may come from anywhere */
+
+struct tr_call {
+    char *callee_usr;
+    unsigned nargs;
+    unsigned long long *arg_mask; /* per argument: caller parameters it may point into */
+};
+
+/* What one function does with global memory, in terms of its own parameters. */
+struct tr_fn {
+    char *usr, *name;
+    CXCursor cursor;
+    int is_kernel, has_body, has_diag;
+    unsigned nparams;
+    unsigned *param_access;   /* TRANSLATE_READ/WRITE per parameter */
+    unsigned unknown_access;  /* accesses whose base pointer could not be resolved */
+    int atomics, rmw, data_dependent;
+    struct tr_call *calls;
+    size_t ncalls;
+};
+
+struct tr_unit {
+    CXTranslationUnit tu;
+    const char *text;   /* preprocessed text */
+    size_t len;
+    struct tr_edits edits;
+    struct strbuf helpers_seen; /* "\n"-separated helper names already defined */
+    struct translate_kernel *kernels;
+    size_t num_kernels;
+    struct translate_diag *diags;
+    size_t num_diags;
+    unsigned loop_seq;
+    struct tr_fn *fns;
+    size_t nfns;
+};
+
+void tr_diag_add(struct tr_unit *u, CXCursor where, const char *kernel,
+                 const char *construct, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end);
+int tr_is_kernel(struct tr_unit *u, CXCursor fn);
+int tr_in_main_file(CXCursor c);
+char *tr_cursor_type_spelling(CXCursor c);
+
+/* Walks every function in the unit, producing edits and recording diagnostics (with
+ * the function's name as `kernel`; tr_meta_* maps helpers to kernels). */
+void tr_walk_unit(struct tr_unit *u);
+/* The program's own function declared by decl (NULL: a builtin). */
+struct tr_fn *tr_find_fn(struct tr_unit *u, CXCursor decl);
+/* Rewrites a function's parameter list (and, for a kernel with a body, its prologue
+ * after offset body_open; `counters` are the inspector's loop counters). */
+void tr_rewrite_signature(struct tr_unit *u, struct tr_fn *fn, unsigned body_open,
+                          const char *counters);
+/* Fills u->kernels with metadata and marks kernels unusable when they or a function they
+ * call carry a diagnostic; then deletes unusable kernels from the generated programs. */
+void tr_meta_unit(struct tr_unit *u);
+
+#endif

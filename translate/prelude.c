@@ -1,0 +1,235 @@
+/* prelude.c - OpenCL C text the translator adds: the runtime side of the ABI in
+ * translate.h (address translation, faults, work-group range remapping, PAS marking) and
+ * the per-type helpers for vector loads/stores, which may cross a page boundary.
+ * Everything here is OpenCL C 1.1/1.2 without extensions; helpers and prologues are one
+ * line each so that the application's #line numbering is preserved. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Geometry shared by both variants: the original launch as the runtime passed it. */
+#define TR_GEOMETRY                                                                       \
+    "ulong vast_gsize_of(uint d, vast_ctx *cx) { return d == 0 ? cx->gsize.s0 : d == 1 ? " \
+    "cx->gsize.s1 : d == 2 ? cx->gsize.s2 : 1; }\n"                                        \
+    "size_t vast_get_global_size(uint d, vast_ctx *cx) { return (size_t)vast_gsize_of(d, " \
+    "cx); }\n"                                                                             \
+    "size_t vast_get_global_offset(uint d, vast_ctx *cx) { return (size_t)(d == 0 ? "      \
+    "cx->goff.s0 : d == 1 ? cx->goff.s1 : d == 2 ? cx->goff.s2 : 0); }\n"                  \
+    "size_t vast_get_num_groups(uint d, vast_ctx *cx) { return (size_t)(vast_gsize_of(d, " \
+    "cx) / get_local_size(d)); }\n"                                                        \
+    "size_t vast_get_group_id(uint d, vast_ctx *cx) { if (d > 2) return 0; return "        \
+    "get_group_id(d) + (get_global_offset(d) - vast_get_global_offset(d, cx)) / "          \
+    "get_local_size(d); }\n"                                                               \
+    "ulong vast_flat_group(vast_ctx *cx) { return vast_get_group_id(0, cx) + "             \
+    "vast_get_num_groups(0, cx) * (vast_get_group_id(1, cx) + vast_get_num_groups(1, cx) " \
+    "* vast_get_group_id(2, cx)); }\n"
+
+static const char paged_prelude[] =
+    "/* VAST paged-access program (translate ABI 1): every __global access goes through "
+    "the look-ahead page table. */\n"
+    "typedef struct { __global const uint *lpt; __global uchar *pool0; __global uchar "
+    "*pool1; __global uchar *pool2; __global uchar *pool3; __global uchar *scratch; "
+    "__global uint *faults; __local volatile int *wg_fault; ulong4 gsize; ulong4 goff; "
+    "ulong lpt_entries; ulong mask; ulong flat; ulong last_fault; uint shift; int faulted; "
+    "} vast_ctx;\n" TR_GEOMETRY
+    "void vast_fault(vast_ctx *cx, ulong vp, uint kind) { cx->faulted = 1; *cx->wg_fault "
+    "= 1; if (vp == cx->last_fault) return; cx->last_fault = vp; uint k = "
+    "atomic_inc(cx->faults); if (k < cx->faults[1]) { __global uint *e = cx->faults + 4 + "
+    "4 * (ulong)k; e[0] = (uint)cx->flat; e[1] = (uint)vp; e[2] = (uint)(vp >> 32); e[3] "
+    "= kind; } }\n"
+    "__global uchar *vast_frame(ulong va, vast_ctx *cx, uint kind) { ulong vp = va >> "
+    "cx->shift; uint e = vp < cx->lpt_entries ? cx->lpt[vp] : 0xffffffffu; if (e == "
+    "0xffffffffu) { vast_fault(cx, vp, kind); return 0; } uint c = e >> 30; __global uchar "
+    "*b = c == 0 ? cx->pool0 : c == 1 ? cx->pool1 : c == 2 ? cx->pool2 : cx->pool3; return "
+    "b + ((ulong)(e & 0x3fffffffu) << cx->shift) + (va & cx->mask); }\n"
+    "__global uchar *vast_trr(ulong va, vast_ctx *cx) { __global uchar *p = vast_frame(va, "
+    "cx, 1); return p ? p : cx->scratch + (va & cx->mask); }\n"
+    "__global uchar *vast_trw(ulong va, vast_ctx *cx) { __global uchar *p = vast_frame(va, "
+    "cx, 2); if (!p || cx->faulted || *cx->wg_fault) return cx->scratch + cx->mask + 1 + "
+    "(va & cx->mask); return p; }\n"
+    "int vast_begin(vast_ctx *cx, __local volatile int *wgf, __global const uint *lpt, "
+    "__global uchar *p0, __global uchar *p1, __global uchar *p2, __global uchar *p3, "
+    "__global uchar *scratch, __global uint *faults, ulong4 gsize, ulong4 goff, ulong4 cfg) "
+    "{ cx->lpt = lpt; cx->pool0 = p0; cx->pool1 = p1; cx->pool2 = p2; cx->pool3 = p3; "
+    "cx->scratch = scratch; cx->faults = faults; cx->wg_fault = wgf; cx->gsize = gsize; "
+    "cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << cx->shift) - 1; "
+    "cx->lpt_entries = cfg.s1; cx->faulted = 0; cx->last_fault = ~(ulong)0; cx->flat = "
+    "vast_flat_group(cx); if (cx->flat < cfg.s2 || cx->flat >= cfg.s3) return 1; if "
+    "(get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) *wgf = 0; "
+    "barrier(CLK_LOCAL_MEM_FENCE); return 0; }\n";
+
+static const char inspect_prelude[] =
+    "/* VAST inspector program (translate ABI 1): every __global access marks its page in "
+    "the page accessed set; loads yield 0, stores vanish. */\n"
+    "typedef struct { __global uchar *pas; __global uchar *scratch; __global uint *status; "
+    "ulong4 gsize; ulong4 goff; ulong pas_pages; ulong mask; ulong budget; uint shift; } "
+    "vast_ctx;\n" TR_GEOMETRY
+    "void vast_mark(ulong va, vast_ctx *cx) { ulong vp = va >> cx->shift; if (vp < "
+    "cx->pas_pages) cx->pas[vp] = 1; else atomic_inc(cx->status + 1); }\n"
+    "__global uchar *vast_trr(ulong va, vast_ctx *cx) { vast_mark(va, cx); return "
+    "cx->scratch + (va & cx->mask); }\n"
+    "__global uchar *vast_trw(ulong va, vast_ctx *cx) { vast_mark(va, cx); return "
+    "cx->scratch + cx->mask + 1 + (va & cx->mask); }\n"
+    "int vast_step(uint *n, vast_ctx *cx) { if (++*n <= cx->budget) return 1; "
+    "cx->status[0] = 1; return 0; }\n"
+    "int vast_begin(vast_ctx *cx, __global uchar *pas, __global uchar *scratch, __global "
+    "uint *status, ulong4 gsize, ulong4 goff, ulong4 cfg, ulong4 pascfg) { cx->gsize = "
+    "gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << cx->shift) - "
+    "1; cx->pas_pages = cfg.s1; cx->budget = pascfg.s1; cx->scratch = scratch; cx->status = "
+    "status; ulong flat = vast_flat_group(cx); if (flat < cfg.s2 || flat >= cfg.s3) return "
+    "1; cx->pas = pas + (flat / pascfg.s0) * cfg.s1; return 0; }\n";
+
+const char *tr_prelude(enum tr_variant v)
+{
+    return v == TR_PAGED ? paged_prelude : inspect_prelude;
+}
+
+const char *tr_kernel_params(enum tr_variant v)
+{
+    return v == TR_PAGED
+               ? "__global const uint *vast_lpt, __global uchar *vast_pool0, __global uchar "
+                 "*vast_pool1, __global uchar *vast_pool2, __global uchar *vast_pool3, "
+                 "__global uchar *vast_scratch, __global uint *vast_faults, ulong4 "
+                 "vast_gsize, ulong4 vast_goff, ulong4 vast_cfg"
+               : "__global uchar *vast_pas, __global uchar *vast_scratch, __global uint "
+                 "*vast_status, ulong4 vast_gsize, ulong4 vast_goff, ulong4 vast_cfg, ulong4 "
+                 "vast_pascfg";
+}
+
+const char *tr_kernel_prologue(enum tr_variant v)
+{
+    return v == TR_PAGED
+               ? " __local volatile int vast_wg_fault; vast_ctx vast_cx_s; vast_ctx *vast_cx "
+                 "= &vast_cx_s; if (vast_begin(vast_cx, &vast_wg_fault, vast_lpt, "
+                 "vast_pool0, vast_pool1, vast_pool2, vast_pool3, vast_scratch, vast_faults, "
+                 "vast_gsize, vast_goff, vast_cfg)) return;"
+               : " vast_ctx vast_cx_s; vast_ctx *vast_cx = &vast_cx_s; if "
+                 "(vast_begin(vast_cx, vast_pas, vast_scratch, vast_status, vast_gsize, "
+                 "vast_goff, vast_cfg, vast_pascfg)) return;";
+}
+
+/* ---- vector loads and stores ----------------------------------------------------- */
+
+struct vec_op {
+    int store;        /* vstore* */
+    int half;         /* *_half*: elements are half, values float/double */
+    int aligned;      /* vloada_half / vstorea_half: stride 4 for n == 3 */
+    unsigned n;       /* 1 for vload_half/vstore_half */
+    char round[8];    /* "_rte" etc. for half stores */
+};
+
+static int parse_vec_name(const char *name, struct vec_op *op)
+{
+    memset(op, 0, sizeof *op);
+    const char *p = name;
+    if (!strncmp(p, "vload", 5))
+        p += 5;
+    else if (!strncmp(p, "vstore", 6))
+        p += 6, op->store = 1;
+    else
+        return -1;
+    if (*p == 'a' && !strncmp(p, "a_half", 6))
+        op->aligned = 1, p++;
+    if (!strncmp(p, "_half", 5))
+        op->half = 1, p += 5;
+    char *end;
+    unsigned long n = strtoul(p, &end, 10);
+    if (end == p)
+        n = op->half ? 1 : 0;
+    if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16)
+        return -1;
+    if (n == 1 && !op->half)
+        return -1;
+    op->n = (unsigned)n;
+    p = end;
+    if (*p) {
+        if (!op->half || !op->store || strlen(p) != 4 || strncmp(p, "_rt", 3))
+            return -1;
+        strcpy(op->round, p);
+    }
+    return 0;
+}
+
+static const char *component(unsigned k)
+{
+    static const char *names[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7",
+                                  "s8", "s9", "sa", "sb", "sc", "sd", "se", "sf"};
+    return names[k];
+}
+
+static void vec_type(char *buf, size_t size, const char *elem, unsigned n)
+{
+    if (n == 1)
+        snprintf(buf, size, "%s", elem);
+    else
+        snprintf(buf, size, "%s%u", elem, n);
+}
+
+static void emit_load(struct strbuf *d, const char *name, const struct vec_op *op,
+                      const char *elem, unsigned es, const char *fn)
+{
+    char rt[32];
+    vec_type(rt, sizeof rt, op->half ? "float" : elem, op->n);
+    const char *pt = op->half ? "half" : elem;
+    unsigned stride = op->aligned && op->n == 3 ? 4 : op->n;
+    strbuf_printf(d, "%s %s(size_t vast_o, ulong vast_va, vast_ctx *vast_cx) { ulong va = "
+                     "vast_va + vast_o * %u; if (((va ^ (va + %u)) >> vast_cx->shift) == 0) "
+                     "return %s(0, (const __global %s *)vast_trr(va, vast_cx)); return ",
+                  rt, fn, stride * es, op->n * es - 1, name, pt);
+    if (op->n > 1)
+        strbuf_printf(d, "(%s)(", rt);
+    for (unsigned k = 0; k < op->n; k++) {
+        if (op->half)
+            strbuf_printf(d, "%svload_half(0, (const __global half *)vast_trr(va + %u, "
+                             "vast_cx))", k ? ", " : "", k * es);
+        else
+            strbuf_printf(d, "%s*(const __global %s *)vast_trr(va + %u, vast_cx)",
+                          k ? ", " : "", pt, k * es);
+    }
+    strbuf_puts(d, op->n > 1 ? "); } " : "; } ");
+}
+
+static void emit_store(struct strbuf *d, const char *name, const struct vec_op *op,
+                       const char *elem, unsigned es, const char *fn)
+{
+    char vt[32];
+    vec_type(vt, sizeof vt, elem, op->n);
+    const char *pt = op->half ? "half" : elem;
+    unsigned stride = op->aligned && op->n == 3 ? 4 : op->n;
+    strbuf_printf(d, "void %s(%s vast_v, size_t vast_o, ulong vast_va, vast_ctx *vast_cx) "
+                     "{ ulong va = vast_va + vast_o * %u; if (((va ^ (va + %u)) >> "
+                     "vast_cx->shift) == 0) { %s(vast_v, 0, (__global %s *)vast_trw(va, "
+                     "vast_cx)); return; }",
+                  fn, vt, stride * es, op->n * es - 1, name, pt);
+    for (unsigned k = 0; k < op->n; k++) {
+        char val[40];
+        snprintf(val, sizeof val, op->n == 1 ? "vast_v" : "vast_v.%s", component(k));
+        if (op->half)
+            strbuf_printf(d, " vstore_half%s(%s, 0, (__global half *)vast_trw(va + %u, "
+                             "vast_cx));", op->round, val, k * es);
+        else
+            strbuf_printf(d, " *(__global %s *)vast_trw(va + %u, vast_cx) = %s;", pt,
+                          k * es, val);
+    }
+    strbuf_puts(d, " } ");
+}
+
+int tr_vector_helper(const char *name, const char *elem, unsigned elem_size, char **fn,
+                     char **def)
+{
+    struct vec_op op;
+    if (parse_vec_name(name, &op) != 0)
+        return -1;
+    unsigned es = op.half ? 2 : elem_size;
+    struct strbuf f = {0}, d = {0};
+    strbuf_printf(&f, "vast_%s_%s", name, elem);
+    if (op.store)
+        emit_store(&d, name, &op, elem, es, f.data);
+    else
+        emit_load(&d, name, &op, elem, es, f.data);
+    *fn = strbuf_take(&f);
+    *def = strbuf_take(&d);
+    return 0;
+}

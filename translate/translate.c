@@ -1,0 +1,162 @@
+/* translate.c - translate_program: the pipeline of translate/ (options, mcpp, libclang,
+ * walk, metadata, edits applied once per variant) and the result's lifetime.
+ * Thread-safe: every call owns its libclang index; mcpp is serialised in preprocess.c.
+ * Called by interpose/ (lazily, at the first launch that needs paging) and by tests. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef VAST_CLANG_RESOURCE_DIR
+#error "VAST_CLANG_RESOURCE_DIR must name clang's resource directory (opencl-c.h)"
+#endif
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Errors from parsing are program-wide: the driver would reject the program too. */
+static char *parse_errors(CXTranslationUnit tu)
+{
+    struct strbuf e = {0};
+    unsigned n = clang_getNumDiagnostics(tu);
+    for (unsigned i = 0; i < n; i++) {
+        CXDiagnostic d = clang_getDiagnostic(tu, i);
+        if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+            CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation);
+            strbuf_printf(&e, "%s%s", e.len ? "\n" : "", clang_getCString(s));
+            clang_disposeString(s);
+        }
+        clang_disposeDiagnostic(d);
+    }
+    return e.len ? strbuf_take(&e) : NULL;
+}
+
+static CXTranslationUnit parse_unit(CXIndex idx, const char *text, size_t len,
+                                    const struct tr_options *o, char **error)
+{
+    char std[32];
+    snprintf(std, sizeof std, "-cl-std=%s", o->cl_std);
+    const char *args[] = {"-x", "cl", std, "-Xclang", "-finclude-default-header",
+                          "-resource-dir", VAST_CLANG_RESOURCE_DIR, "-w"};
+    struct CXUnsavedFile f = {"vast-preprocessed.cl", text, (unsigned long)len};
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode rc = clang_parseTranslationUnit2(
+        idx, f.Filename, args, sizeof args / sizeof args[0], &f, 1,
+        CXTranslationUnit_None, &tu);
+    if (rc != CXError_Success || !tu) {
+        *error = translate_strdup("libclang could not parse the program");
+        return NULL;
+    }
+    *error = parse_errors(tu);
+    if (*error) {
+        clang_disposeTranslationUnit(tu);
+        return NULL;
+    }
+    return tu;
+}
+
+static void free_fns(struct tr_unit *u)
+{
+    for (size_t i = 0; i < u->nfns; i++) {
+        struct tr_fn *f = &u->fns[i];
+        for (size_t c = 0; c < f->ncalls; c++) {
+            free(f->calls[c].callee_usr);
+            free(f->calls[c].arg_mask);
+        }
+        free(f->calls);
+        free(f->usr);
+        free(f->name);
+        free(f->param_access);
+    }
+    free(u->fns);
+}
+
+static int translate_unit(const char *pp, const struct tr_options *o,
+                          struct translate_result *r)
+{
+    CXIndex idx = clang_createIndex(0, 0);
+    struct tr_unit u;
+    memset(&u, 0, sizeof u);
+    u.text = pp;
+    u.len = strlen(pp);
+    u.tu = parse_unit(idx, pp, u.len, o, &r->error);
+    if (!u.tu) {
+        clang_disposeIndex(idx);
+        return -1;
+    }
+    tr_walk_unit(&u);
+    tr_meta_unit(&u);
+    r->paged_source = tr_edits_apply(&u.edits, pp, u.len, TR_PAGED, tr_prelude(TR_PAGED));
+    r->inspector_source =
+        tr_edits_apply(&u.edits, pp, u.len, TR_INSPECT, tr_prelude(TR_INSPECT));
+    r->kernels = u.kernels;
+    r->num_kernels = u.num_kernels;
+    r->diags = u.diags;
+    r->num_diags = u.num_diags;
+    free_fns(&u);
+    tr_edits_free(&u.edits);
+    strbuf_free(&u.helpers_seen);
+    clang_disposeTranslationUnit(u.tu);
+    clang_disposeIndex(idx);
+    return 0;
+}
+
+int translate_program(const char *source, const struct translate_options *opts,
+                      struct translate_result **out)
+{
+    double t0 = now_seconds();
+    struct translate_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    *out = r;
+    struct tr_options o;
+    if (!source) {
+        r->error = translate_strdup("no source: programs from binaries or IL cannot be "
+                                    "translated");
+        return -1;
+    }
+    if (tr_parse_options(opts ? opts->build_options : NULL, &o, &r->error) != 0) {
+        tr_free_options(&o);
+        return -1;
+    }
+    r->build_options = translate_strdup(o.rest.data ? o.rest.data : "");
+    char *pp = tr_preprocess(source, &o, opts, &r->error);
+    int rc = pp ? translate_unit(pp, &o, r) : -1;
+    free(pp);
+    tr_free_options(&o);
+    r->seconds = now_seconds() - t0;
+    return rc;
+}
+
+void translate_result_free(struct translate_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->num_kernels; i++) {
+        for (unsigned a = 0; a < r->kernels[i].num_args; a++) {
+            free(r->kernels[i].args[a].name);
+            free(r->kernels[i].args[a].type);
+        }
+        free(r->kernels[i].args);
+        free(r->kernels[i].name);
+    }
+    free(r->kernels);
+    for (size_t i = 0; i < r->num_diags; i++) {
+        free(r->diags[i].kernel);
+        free(r->diags[i].construct);
+        free(r->diags[i].file);
+        free(r->diags[i].message);
+    }
+    free(r->diags);
+    free(r->paged_source);
+    free(r->inspector_source);
+    free(r->build_options);
+    free(r->error);
+    free(r);
+}

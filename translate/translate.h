@@ -1,0 +1,130 @@
+/* translate.h - OpenCL C source-to-source translation for VAST (translate/).
+ * Pure functions: program source + build options in; paged-access program, inspector
+ * program, per-kernel metadata and diagnostics out. No OpenCL runtime objects.
+ * Called by interpose/ when a launch first needs paging; thread-safe (the mcpp
+ * preprocessor is serialised internally). The runtime ABI of the generated kernels is
+ * specified here and in translate/README.md; both must change together. */
+#ifndef VAST_TRANSLATE_H
+#define VAST_TRANSLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Runtime ABI (version 1) ------------------------------------------------------
+ * Both generated programs keep the application's kernel names. Every kernel keeps its
+ * original parameters in order, except that each __global pointer parameter becomes a
+ * `ulong` holding a 64-bit VIRTUAL address: the runtime lays the buffers of one launch
+ * out page-aligned in one virtual space starting at page 1 (VA 0 is NULL; a NULL buffer
+ * argument is passed as 0). Parameters appended after the original ones:
+ *
+ * Paged kernel:
+ *   __global const uint *vast_lpt      look-ahead page table: entry per virtual page
+ *   __global uchar *vast_pool0..3      frame pool chunks (unused ones: repeat chunk 0)
+ *   __global uchar *vast_scratch       2 pages: [0,P) zero page (runtime zeroes it, kernels
+ *                                      never write it), [P,2P) write sink
+ *   __global uint *vast_faults         fault log (layout below)
+ *   ulong4 vast_gsize                  .s012 original global size (1 for unused dims)
+ *   ulong4 vast_goff                   .s012 original global work offset (0 unused dims)
+ *   ulong4 vast_cfg                    .s0 page shift S (page size P = 1<<S, S in 9..30)
+ *                                      .s1 number of LPT entries
+ *                                      .s2 first, .s3 end (exclusive) flat work-group id
+ * LPT entry: bits 31..30 pool chunk, bits 29..0 frame index in that chunk; frame address
+ * = chunk + (index << S). TRANSLATE_NO_FRAME (0xffffffff) = page not resident. Pages at or
+ * past .s1 are not resident.
+ * Launch: any slab of the original NDRange with the same local size (explicit; the runtime
+ * must choose it when the application passed NULL) and a global work offset; group ids
+ * are reported as in the original launch: flat = g0 + n0*(g1 + n1*g2), and work-groups
+ * whose flat id is outside [.s2,.s3) return at once (guard). get_group_id,
+ * get_num_groups, get_global_size, get_global_offset report the original launch.
+ * Fault: a page without frame. Loads read the zero page, stores go to the sink; the
+ * work-group sets a __local flag and all its later global stores go to the sink; the
+ * page is appended to the fault log (consecutive repeats by one work-item dropped).
+ * Fault log (uint words): [0] count (atomic; may exceed capacity = overflow: rerun the
+ * whole range), [1] capacity in entries (runtime sets), [2..3] 0; entry k at 4+4k:
+ * {flat work-group id, virtual page low 32, virtual page high 32, 1 = read / 2 = write}.
+ *
+ * Inspector kernel:
+ *   __global uchar *vast_pas           PAS: uchar[chunks][pas_pages]; chunk = flat work-group
+ *                                      id / wg_per_chunk (absolute, whole NDRange); byte
+ *                                      [c][vp] set to 1 when chunk c touches virtual page vp
+ *   __global uchar *vast_scratch       2 pages as above (loads yield 0, stores vanish)
+ *   __global uint *vast_status         [0] loop step budget exhausted (nonzero: PAS may be
+ *                                      incomplete), [1] accesses past pas_pages (count)
+ *   ulong4 vast_gsize, vast_goff       as for the paged kernel
+ *   ulong4 vast_cfg                    .s0 page shift, .s1 pas_pages, .s2/.s3 flat range
+ *   ulong4 vast_pascfg                 .s0 wg_per_chunk (>= 1), .s1 loop step budget
+ * Page sets are exact for affine accesses; accesses through loaded values see zeros
+ * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them. */
+#define TRANSLATE_ABI_VERSION 1
+#define TRANSLATE_NO_FRAME 0xffffffffu
+#define TRANSLATE_LPT_CHUNK_SHIFT 30
+#define TRANSLATE_MAX_POOL_CHUNKS 4
+#define TRANSLATE_FAULT_LOG_HEADER_WORDS 4
+#define TRANSLATE_FAULT_ENTRY_WORDS 4
+#define TRANSLATE_SCRATCH_PAGES 2
+
+enum translate_arg_kind {
+    TRANSLATE_ARG_SCALAR,          /* by value (scalar, vector or struct) */
+    TRANSLATE_ARG_GLOBAL_POINTER,  /* becomes a ulong virtual address */
+    TRANSLATE_ARG_CONSTANT_POINTER,/* unchanged: real buffer */
+    TRANSLATE_ARG_LOCAL_POINTER,   /* unchanged */
+    TRANSLATE_ARG_IMAGE,           /* unchanged */
+    TRANSLATE_ARG_SAMPLER,         /* unchanged */
+};
+
+enum { TRANSLATE_READ = 1, TRANSLATE_WRITE = 2 };
+
+struct translate_arg {
+    char *name;
+    char *type;           /* as spelled by clang, e.g. "__global float *" */
+    enum translate_arg_kind kind;
+    unsigned elem_size;   /* pointee size in bytes for pointers (0 if unknown/void), else size */
+    unsigned access;      /* TRANSLATE_READ|TRANSLATE_WRITE for global pointers (conservative) */
+};
+
+struct translate_kernel {
+    char *name;
+    unsigned num_args;
+    struct translate_arg *args;
+    int paged_ok;                  /* paged + inspector kernels exist and are usable */
+    int uses_global_atomics;
+    int may_be_non_idempotent;     /* a buffer read and written, compound/++ or atomics */
+    int data_dependent_addresses;  /* an address depends on loaded data: faults possible */
+};
+
+struct translate_diag {
+    char *kernel;     /* kernel affected (NULL: the whole program) */
+    char *construct;  /* short name of the construct, e.g. "async_work_group_copy" */
+    char *file;       /* application's file as in #line markers */
+    unsigned line;    /* application's line */
+    char *message;    /* why */
+};
+
+struct translate_options {
+    const char *build_options;     /* the application's clBuildProgram options, or NULL */
+    const char *device_extensions; /* CL_DEVICE_EXTENSIONS (space separated), or NULL */
+    int image_support;             /* defines __IMAGE_SUPPORT__ when nonzero */
+    const char *source_name;       /* file name used in #line markers; NULL: "input.cl" */
+};
+
+struct translate_result {
+    char *paged_source;      /* OpenCL C 1.2; NULL when the program could not be parsed */
+    char *inspector_source;  /* OpenCL C 1.2; NULL likewise */
+    char *build_options;     /* options for building both: the input minus -D/-U/-I */
+    struct translate_kernel *kernels;
+    size_t num_kernels;
+    struct translate_diag *diags;
+    size_t num_diags;
+    char *error;             /* NULL on success; else why the program was not translated */
+    double seconds;          /* wall time spent translating */
+};
+
+/* Translates one program. Returns 0 and fills *out (always allocated; free with
+ * translate_result_free) on success; on a program-wide failure returns -1 and
+ * (*out)->error says why. Kernels with a diagnostic have paged_ok = 0 and are absent
+ * from the generated programs. */
+int translate_program(const char *source, const struct translate_options *opts,
+                      struct translate_result **out);
+void translate_result_free(struct translate_result *res);
+
+#endif

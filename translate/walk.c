@@ -1,0 +1,814 @@
+/* walk.c - the rewriting walk: one pre-order pass over each function of the preprocessed
+ * unit that emits edits for both variants and records what the function does with
+ * global memory (struct tr_fn). Only memory accesses are rewritten; every pointer keeps
+ * its type and holds a virtual address, so casts, arithmetic, locals and helpers need no
+ * analysis. Invariant: an access is rewritten exactly once, at its maximal lvalue
+ * (a[i].f, not a[i]; a vector, not its swizzle). Called by translate.c. */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 512
+#define MAX_VARS 256
+
+enum use { USE_NONE = 0, USE_READ = TRANSLATE_READ, USE_WRITE = TRANSLATE_WRITE,
+           USE_RW = TRANSLATE_READ | TRANSLATE_WRITE };
+
+struct frame {
+    CXCursor c;
+    enum CXCursorKind kind;
+    unsigned start, end, index, nchildren;
+};
+
+struct var {
+    CXCursor decl;
+    unsigned long long mask; /* parameters a pointer variable may point into */
+    int tainted;             /* holds a value derived from loaded global data */
+};
+
+struct walk {
+    struct tr_unit *u;
+    struct tr_fn *fn;
+    CXCursor params[64];
+    unsigned nparams;
+    struct var vars[MAX_VARS];
+    unsigned nvars;
+    int changed;        /* pre-pass: var facts grew */
+    int emit;           /* 0: pre-pass (facts only), 1: edits */
+    unsigned fn_start;  /* where helper definitions go */
+    unsigned body_open; /* offset after the body's '{' */
+    struct strbuf counters; /* inspector loop counters, declared at body start */
+    struct frame st[MAX_DEPTH];
+    int depth;
+};
+
+static enum CXChildVisitResult walk_node(CXCursor c, CXCursor parent, CXClientData d);
+
+/* ---- small helpers --------------------------------------------------------------- */
+
+int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f1, f2;
+    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, start);
+    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, end);
+    return f1 && f2 && *end >= *start ? 0 : -1;
+}
+
+int tr_in_main_file(CXCursor c)
+{
+    return clang_Location_isFromMainFile(clang_getCursorLocation(c));
+}
+
+char *tr_cursor_type_spelling(CXCursor c)
+{
+    CXString s = clang_getTypeSpelling(clang_getCursorType(c));
+    char *r = translate_strdup(clang_getCString(s));
+    clang_disposeString(s);
+    return r;
+}
+
+static unsigned addr_space(CXType t)
+{
+    return t.kind == CXType_Invalid ? 0 : clang_getAddressSpace(t);
+}
+
+static int is_global_pointer(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    return t.kind == CXType_Pointer && addr_space(clang_getPointeeType(t)) == 1;
+}
+
+static int cursor_is(CXCursor a, CXCursor b)
+{
+    return clang_equalCursors(a, b);
+}
+
+static struct var *find_var(struct walk *w, CXCursor decl, int create)
+{
+    for (unsigned i = 0; i < w->nvars; i++)
+        if (cursor_is(w->vars[i].decl, decl))
+            return &w->vars[i];
+    if (!create || w->nvars == MAX_VARS)
+        return NULL;
+    struct var *v = &w->vars[w->nvars++];
+    memset(v, 0, sizeof *v);
+    v->decl = decl;
+    return v;
+}
+
+static int param_index(struct walk *w, CXCursor decl)
+{
+    for (unsigned i = 0; i < w->nparams; i++)
+        if (cursor_is(w->params[i], decl))
+            return (int)i;
+    return -1;
+}
+
+/* ---- facts about expressions ----------------------------------------------------- */
+
+struct expr_scan {
+    struct walk *w;
+    int loads;        /* contains a global read, an atomic call or a tainted variable */
+};
+
+static int is_global_lvalue(CXCursor c);
+
+static enum CXChildVisitResult scan_taint(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    struct expr_scan *s = d;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (is_global_lvalue(c))
+        s->loads = 1;
+    if (k == CXCursor_DeclRefExpr) {
+        struct var *v = find_var(s->w, clang_getCursorReferenced(c), 0);
+        if (v && v->tainted)
+            s->loads = 1;
+    }
+    if (k == CXCursor_CallExpr) {
+        CXString n = clang_getCursorSpelling(c);
+        if (!strncmp(clang_getCString(n), "atom", 4))
+            s->loads = 1;
+        clang_disposeString(n);
+    }
+    return s->loads ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static int expr_loads(struct walk *w, CXCursor e)
+{
+    struct expr_scan s = {w, 0};
+    scan_taint(e, e, &s);
+    if (!s.loads)
+        clang_visitChildren(e, scan_taint, &s);
+    return s.loads;
+}
+
+struct nth {
+    CXCursor found;
+    unsigned want, seen;
+};
+
+static enum CXChildVisitResult nth_child_visit(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    struct nth *n = d;
+    if (n->seen++ == n->want) {
+        n->found = c;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+static CXCursor nth_child(CXCursor c, unsigned i)
+{
+    struct nth n = {clang_getNullCursor(), i, 0};
+    clang_visitChildren(c, nth_child_visit, &n);
+    return n.found;
+}
+
+static unsigned long long pointer_mask(struct walk *w, CXCursor e);
+
+static unsigned long long lvalue_base(struct walk *w, CXCursor lv)
+{
+    enum CXCursorKind k = clang_getCursorKind(lv);
+    if (k == CXCursor_ArraySubscriptExpr) {
+        CXCursor a = nth_child(lv, 0), b = nth_child(lv, 1);
+        return clang_getCanonicalType(clang_getCursorType(a)).kind == CXType_Pointer
+                   ? pointer_mask(w, a) : pointer_mask(w, b);
+    }
+    if (k == CXCursor_UnaryOperator)
+        return pointer_mask(w, nth_child(lv, 0));
+    if (k == CXCursor_MemberRefExpr) {
+        CXCursor b = nth_child(lv, 0);
+        if (clang_Cursor_isNull(b))
+            return TR_MASK_UNKNOWN;
+        return clang_getCanonicalType(clang_getCursorType(b)).kind == CXType_Pointer
+                   ? pointer_mask(w, b) : lvalue_base(w, b);
+    }
+    if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr)
+        return lvalue_base(w, nth_child(lv, 0));
+    return k == CXCursor_DeclRefExpr ? 0 : TR_MASK_UNKNOWN;
+}
+
+struct mask_acc {
+    struct walk *w;
+    unsigned long long m;
+};
+
+static enum CXChildVisitResult mask_children(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    struct mask_acc *a = d;
+    a->m |= pointer_mask(a->w, c);
+    return CXChildVisit_Continue;
+}
+
+/* Which of the current function's parameters a pointer-valued expression may point into. */
+static unsigned long long pointer_mask(struct walk *w, CXCursor e)
+{
+    enum CXCursorKind k = clang_getCursorKind(e);
+    switch (k) {
+    case CXCursor_DeclRefExpr: {
+        CXCursor d = clang_getCursorReferenced(e);
+        int pi = param_index(w, d);
+        if (pi >= 0)
+            return pi < 63 ? 1ull << pi : TR_MASK_UNKNOWN;
+        struct var *v = find_var(w, d, 0);
+        return v ? v->mask : 0;
+    }
+    case CXCursor_IntegerLiteral:
+    case CXCursor_TypeRef:
+        return 0;
+    case CXCursor_UnaryOperator:
+        if (clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)
+            return lvalue_base(w, nth_child(e, 0));
+        break;
+    case CXCursor_ArraySubscriptExpr:
+    case CXCursor_MemberRefExpr:
+    case CXCursor_CallExpr:
+        return TR_MASK_UNKNOWN; /* a pointer loaded from memory or returned */
+    default:
+        break;
+    }
+    if (k == CXCursor_UnaryOperator && clang_getCursorUnaryOperatorKind(e) ==
+                                           CXUnaryOperator_Deref)
+        return TR_MASK_UNKNOWN;
+    struct mask_acc a = {w, 0};
+    clang_visitChildren(e, mask_children, &a);
+    return a.m;
+}
+
+/* Pre-pass fact for `var = expr` or `T var = expr`. */
+static void note_assignment(struct walk *w, CXCursor var_decl, CXCursor rhs)
+{
+    struct var *v = find_var(w, var_decl, 1);
+    if (!v)
+        return;
+    unsigned long long m = v->mask;
+    int t = v->tainted;
+    if (clang_getCanonicalType(clang_getCursorType(var_decl)).kind == CXType_Pointer)
+        v->mask |= pointer_mask(w, rhs);
+    if (!v->tainted && expr_loads(w, rhs))
+        v->tainted = 1;
+    if (v->mask != m || v->tainted != t)
+        w->changed = 1;
+}
+
+/* ---- diagnostics ----------------------------------------------------------------- */
+
+void tr_diag_add(struct tr_unit *u, CXCursor where, const char *kernel,
+                 const char *construct, const char *fmt, ...)
+{
+    u->diags = translate_xrealloc(u->diags, (u->num_diags + 1) * sizeof *u->diags);
+    struct translate_diag *d = &u->diags[u->num_diags++];
+    memset(d, 0, sizeof *d);
+    CXString file;
+    unsigned line = 0;
+    clang_getPresumedLocation(clang_getCursorLocation(where), &file, &line, NULL);
+    d->file = translate_strdup(clang_getCString(file));
+    clang_disposeString(file);
+    d->line = line;
+    d->kernel = kernel ? translate_strdup(kernel) : NULL;
+    d->construct = translate_strdup(construct);
+    struct strbuf m = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    strbuf_puts(&m, tmp);
+    d->message = strbuf_take(&m);
+}
+
+static void fn_diag(struct walk *w, const char *construct, const char *fmt, const char *arg)
+{
+    if (!w->emit)
+        return;
+    w->fn->has_diag = 1;
+    tr_diag_add(w->u, w->st[w->depth - 1].c, w->fn->name, construct, fmt, arg);
+}
+
+/* ---- accesses -------------------------------------------------------------------- */
+
+static int is_global_lvalue(CXCursor c)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_UnaryOperator) {
+        if (clang_getCursorUnaryOperatorKind(c) != CXUnaryOperator_Deref)
+            return 0;
+    } else if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr) {
+        return 0;
+    }
+    CXType t = clang_getCursorType(c);
+    if (t.kind == CXType_Invalid || addr_space(t) != 1)
+        return 0;
+    enum CXTypeKind ck = clang_getCanonicalType(t).kind;
+    return ck != CXType_ConstantArray && ck != CXType_IncompleteArray;
+}
+
+/* How the lvalue at stack depth `at` is used: decided by its parents. */
+static enum use access_use(struct walk *w, int at)
+{
+    for (int cur = at; cur > 0; cur--) {
+        struct frame *p = &w->st[cur - 1], *me = &w->st[cur];
+        CXType mt = clang_getCanonicalType(clang_getCursorType(me->c));
+        switch (p->kind) {
+        case CXCursor_ParenExpr:
+            continue;
+        case CXCursor_MemberRefExpr:
+            return mt.kind == CXType_Record ? USE_NONE : USE_READ; /* '.' vs '->' */
+        case CXCursor_UnexposedExpr:
+            if (p->start < me->start || p->end > me->end)
+                continue; /* vector swizzle: the vector is accessed, as its parent says */
+            return USE_READ;
+        case CXCursor_UnaryExpr:
+            return USE_NONE; /* sizeof, vec_step: unevaluated */
+        case CXCursor_UnaryOperator:
+            switch (clang_getCursorUnaryOperatorKind(p->c)) {
+            case CXUnaryOperator_AddrOf:
+                return USE_NONE;
+            case CXUnaryOperator_PostInc:
+            case CXUnaryOperator_PostDec:
+            case CXUnaryOperator_PreInc:
+            case CXUnaryOperator_PreDec:
+                return USE_RW;
+            default:
+                return USE_READ;
+            }
+        case CXCursor_BinaryOperator:
+            return clang_getCursorBinaryOperatorKind(p->c) == CXBinaryOperator_Assign &&
+                           me->index == 0 ? USE_WRITE : USE_READ;
+        case CXCursor_CompoundAssignOperator:
+            return me->index == 0 ? USE_RW : USE_READ;
+        default:
+            return USE_READ;
+        }
+    }
+    return USE_READ;
+}
+
+static int type_spelling_ok(const char *s)
+{
+    return !strstr(s, "(unnamed") && !strstr(s, "(anonymous") && !strstr(s, "__attribute__");
+}
+
+static void rewrite_access(struct walk *w, struct frame *f, enum use use)
+{
+    CXType t = clang_getCursorType(f->c);
+    long long size = clang_Type_getSizeOf(t), align = clang_Type_getAlignOf(t);
+    char *ty = tr_cursor_type_spelling(f->c);
+    if (size <= 0 || (size & (size - 1)) || align < size) {
+        fn_diag(w, "straddling-access", "access to '%s' could straddle a page boundary "
+                "(size not a power of two or larger than its alignment): access its "
+                "members instead", ty);
+    } else if (!type_spelling_ok(ty)) {
+        fn_diag(w, "unnamed-type", "access of type '%s' that cannot be spelled in source",
+                ty);
+    } else if (w->emit) {
+        struct strbuf open = {0};
+        strbuf_printf(&open, "(*(%s *)vast_tr%c((ulong)&(", ty, use & USE_WRITE ? 'w' : 'r');
+        unsigned span = f->end - f->start;
+        tr_edit_add(&w->u->edits, f->start, 0, span, open.data, open.data);
+        tr_edit_add(&w->u->edits, f->end, 1, span, "), vast_cx))", "), vast_cx))");
+        strbuf_free(&open);
+    }
+    free(ty);
+}
+
+static enum CXChildVisitResult scan_address(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    struct expr_scan *s = d;
+    CXType t = clang_getCanonicalType(clang_getCursorType(c));
+    if (is_global_lvalue(c) && t.kind == CXType_Record) /* same access: s[i] of s[i].f */
+        clang_visitChildren(c, scan_address, s);
+    else if (expr_loads(s->w, c))
+        s->loads = 1;
+    return s->loads ? CXChildVisit_Break : CXChildVisit_Continue;
+}
+
+/* Whether the address of an access depends on loaded data (x[col[j]]). */
+static int address_loads(struct walk *w, CXCursor access)
+{
+    struct expr_scan s = {w, 0};
+    clang_visitChildren(access, scan_address, &s);
+    return s.loads;
+}
+
+static void visit_access(struct walk *w)
+{
+    struct frame *f = &w->st[w->depth - 1];
+    enum use use = access_use(w, w->depth - 1);
+    if (use == USE_NONE)
+        return;
+    unsigned long long m = lvalue_base(w, f->c);
+    if (m & TR_MASK_UNKNOWN)
+        w->fn->unknown_access |= use;
+    for (unsigned i = 0; i < w->nparams && i < 63; i++)
+        if (m & (1ull << i))
+            w->fn->param_access[i] |= use;
+    if (use & USE_WRITE && use & USE_READ)
+        w->fn->rmw = 1;
+    if (address_loads(w, f->c))
+        w->fn->data_dependent = 1;
+    rewrite_access(w, f, use);
+}
+
+/* ---- calls ----------------------------------------------------------------------- */
+
+static void append_ctx_arg(struct walk *w, struct frame *f)
+{
+    if (f->end == 0 || w->u->text[f->end - 1] != ')') {
+        fn_diag(w, "call", "cannot find the closing parenthesis of a call to %s", "?");
+        return;
+    }
+    int nargs = clang_Cursor_getNumArguments(f->c);
+    const char *t = nargs > 0 ? ", vast_cx" : "vast_cx";
+    tr_edit_add(&w->u->edits, f->end - 1, 1, f->end - f->start, t, t);
+}
+
+static void rename_callee(struct walk *w, struct frame *f, const char *name,
+                          const char *to)
+{
+    size_t n = strlen(name);
+    if (strncmp(w->u->text + f->start, name, n)) {
+        fn_diag(w, "call", "call to %s through an expression cannot be rewritten", name);
+        return;
+    }
+    tr_edit_delete(&w->u->edits, f->start, f->start + (unsigned)n, to, to);
+}
+
+static const char *scalar_name(CXType t, unsigned *size)
+{
+    static const struct { enum CXTypeKind k; const char *n; unsigned s; } names[] = {
+        {CXType_Char_S, "char", 1}, {CXType_SChar, "char", 1}, {CXType_Char_U, "uchar", 1},
+        {CXType_UChar, "uchar", 1}, {CXType_Short, "short", 2}, {CXType_UShort, "ushort", 2},
+        {CXType_Int, "int", 4}, {CXType_UInt, "uint", 4}, {CXType_Long, "long", 8},
+        {CXType_ULong, "ulong", 8}, {CXType_Float, "float", 4}, {CXType_Double, "double", 8},
+        {CXType_Half, "half", 2},
+    };
+    t = clang_getCanonicalType(t);
+    if (t.kind == CXType_ExtVector || t.kind == CXType_Vector)
+        t = clang_getCanonicalType(clang_getElementType(t));
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].k == t.kind) {
+            *size = names[i].s;
+            return names[i].n;
+        }
+    return NULL;
+}
+
+static void define_helper_once(struct walk *w, const char *fn, const char *def)
+{
+    struct strbuf key = {0};
+    strbuf_printf(&key, "\n%s\n", fn);
+    if (!w->u->helpers_seen.data || !strstr(w->u->helpers_seen.data, key.data)) {
+        strbuf_printf(&w->u->helpers_seen, "%s", key.data);
+        tr_edit_add(&w->u->edits, w->fn_start, 0, 0xffffffffu, def, def);
+    }
+    strbuf_free(&key);
+}
+
+/* vloadn/vstoren and the _half forms: the range may cross a page, so a helper checks. */
+static void rewrite_vector_call(struct walk *w, struct frame *f, const char *name,
+                                CXCursor ptr)
+{
+    CXType pt = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(ptr)));
+    unsigned es = 0;
+    const char *elem = scalar_name(pt, &es);
+    if (!strncmp(name, "vstore", 6) && strstr(name, "_half"))
+        elem = scalar_name(clang_getCursorType(clang_Cursor_getArgument(f->c, 0)), &es);
+    char *fn = NULL, *def = NULL;
+    if (!elem || tr_vector_helper(name, elem, es, &fn, &def) != 0) {
+        fn_diag(w, "vector-load-store", "%s on global memory with this element type is not "
+                "supported", name);
+        return;
+    }
+    define_helper_once(w, fn, def);
+    rename_callee(w, f, name, fn);
+    unsigned s, e;
+    if (tr_cursor_span(ptr, &s, &e) == 0) {
+        tr_edit_add(&w->u->edits, s, 0, e - s, "(ulong)(", "(ulong)(");
+        tr_edit_add(&w->u->edits, e, 1, e - s, ")", ")");
+    }
+    append_ctx_arg(w, f);
+    free(fn);
+    free(def);
+}
+
+static void note_pointer_use(struct walk *w, CXCursor arg, unsigned use)
+{
+    unsigned long long m = pointer_mask(w, arg);
+    if (m & TR_MASK_UNKNOWN)
+        w->fn->unknown_access |= use;
+    for (unsigned i = 0; i < w->nparams && i < 63; i++)
+        if (m & (1ull << i))
+            w->fn->param_access[i] |= use;
+}
+
+static void rewrite_builtin_call(struct walk *w, struct frame *f, const char *name)
+{
+    static const char *geometry[] = {"get_group_id", "get_num_groups", "get_global_size",
+                                     "get_global_offset"};
+    for (size_t i = 0; i < 4; i++)
+        if (!strcmp(name, geometry[i])) {
+            char to[64];
+            snprintf(to, sizeof to, "vast_%s", name);
+            rename_callee(w, f, name, to);
+            append_ctx_arg(w, f);
+            return;
+        }
+    int nargs = clang_Cursor_getNumArguments(f->c);
+    for (int i = 0; i < nargs; i++) {
+        CXCursor a = clang_Cursor_getArgument(f->c, (unsigned)i);
+        if (!is_global_pointer(clang_getCursorType(a)))
+            continue;
+        int is_store = !strncmp(name, "vstore", 6), is_load = !strncmp(name, "vload", 5);
+        if (is_load || is_store) {
+            note_pointer_use(w, a, is_store ? USE_WRITE : USE_READ);
+            rewrite_vector_call(w, f, name, a);
+            return;
+        }
+        if (!strncmp(name, "async_work_group", 16)) {
+            fn_diag(w, "async_work_group_copy", "%s on global memory copies a range that "
+                    "may cross pages; not supported yet", name);
+            return;
+        }
+        int atomic = !strncmp(name, "atom", 4);
+        w->fn->atomics |= atomic;
+        w->fn->rmw |= atomic;
+        note_pointer_use(w, a, atomic ? USE_RW : USE_WRITE);
+        if (!w->emit)
+            continue;
+        char *ty = tr_cursor_type_spelling(a);
+        unsigned s, e;
+        if (tr_cursor_span(a, &s, &e) == 0 && type_spelling_ok(ty)) {
+            struct strbuf open = {0};
+            strbuf_printf(&open, "((%s)vast_trw((ulong)(", ty);
+            tr_edit_add(&w->u->edits, s, 0, e - s, open.data, open.data);
+            tr_edit_add(&w->u->edits, e, 1, e - s, "), vast_cx))", "), vast_cx))");
+            strbuf_free(&open);
+        } else {
+            fn_diag(w, "builtin-pointer", "pointer argument of %s cannot be rewritten", name);
+        }
+        free(ty);
+    }
+}
+
+static void record_call(struct walk *w, struct frame *f, CXCursor callee)
+{
+    struct tr_fn *fn = w->fn;
+    fn->calls = translate_xrealloc(fn->calls, (fn->ncalls + 1) * sizeof *fn->calls);
+    struct tr_call *c = &fn->calls[fn->ncalls++];
+    CXString usr = clang_getCursorUSR(callee);
+    c->callee_usr = translate_strdup(clang_getCString(usr));
+    clang_disposeString(usr);
+    int n = clang_Cursor_getNumArguments(f->c);
+    c->nargs = n > 0 ? (unsigned)n : 0;
+    c->arg_mask = translate_xrealloc(NULL, (c->nargs + 1) * sizeof *c->arg_mask);
+    for (unsigned i = 0; i < c->nargs; i++) {
+        CXCursor a = clang_Cursor_getArgument(f->c, i);
+        c->arg_mask[i] = is_global_pointer(clang_getCursorType(a)) ? pointer_mask(w, a) : 0;
+    }
+}
+
+static void visit_call(struct walk *w)
+{
+    struct frame *f = &w->st[w->depth - 1];
+    CXCursor callee = clang_getCursorReferenced(f->c);
+    if (clang_Cursor_isNull(callee))
+        return;
+    CXString ns = clang_getCursorSpelling(callee);
+    char *name = translate_strdup(clang_getCString(ns));
+    clang_disposeString(ns);
+    if (!tr_find_fn(w->u, callee)) {
+        rewrite_builtin_call(w, f, name);
+    } else if (tr_is_kernel(w->u, callee)) {
+        fn_diag(w, "kernel-call", "a kernel calls kernel %s as a function", name);
+    } else if (w->emit) {
+        record_call(w, f, callee);
+        append_ctx_arg(w, f);
+    }
+    free(name);
+}
+
+/* ---- loops (inspector step budget) ----------------------------------------------- */
+
+/* Offsets of the two top-level ';' of a for header starting at `from`. */
+static int for_semicolons(const char *t, unsigned from, unsigned to, unsigned semi[2])
+{
+    int depth = 0, n = 0;
+    for (unsigned i = from; i < to && n < 2; i++) {
+        if (t[i] == '(')
+            depth++;
+        else if (t[i] == ')')
+            depth--;
+        else if (t[i] == ';' && depth == 1)
+            semi[n++] = i;
+    }
+    return n == 2 ? 0 : -1;
+}
+
+static void budget_condition(struct walk *w, CXCursor cond, unsigned empty_at)
+{
+    unsigned id = w->u->loop_seq++;
+    strbuf_printf(&w->counters, " uint vast_steps_%u = 0;", id);
+    char close[96];
+    if (clang_Cursor_isNull(cond)) {
+        snprintf(close, sizeof close, "vast_step(&vast_steps_%u, vast_cx)", id);
+        tr_edit_add(&w->u->edits, empty_at, 0, 0, NULL, close);
+        return;
+    }
+    unsigned s, e;
+    if (tr_cursor_span(cond, &s, &e) != 0)
+        return;
+    snprintf(close, sizeof close, ") && vast_step(&vast_steps_%u, vast_cx)", id);
+    tr_edit_add(&w->u->edits, s, 0, e - s + 1, NULL, "(");
+    tr_edit_add(&w->u->edits, e, 1, e - s + 1, NULL, close);
+}
+
+struct child_in {
+    unsigned lo, hi;
+    CXCursor found;
+};
+
+static enum CXChildVisitResult child_in_range(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    struct child_in *ci = d;
+    unsigned s, e;
+    if (tr_cursor_span(c, &s, &e) == 0 && s > ci->lo && e <= ci->hi) {
+        ci->found = c;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+static void visit_loop(struct walk *w)
+{
+    struct frame *f = &w->st[w->depth - 1];
+    CXCursor cond = clang_getNullCursor();
+    unsigned empty_at = 0;
+    if (f->kind == CXCursor_WhileStmt) {
+        cond = nth_child(f->c, 0);
+    } else if (f->kind == CXCursor_DoStmt) {
+        cond = nth_child(f->c, 1);
+    } else {
+        unsigned semi[2];
+        if (for_semicolons(w->u->text, f->start, f->end, semi) != 0)
+            return;
+        struct child_in ci = {semi[0], semi[1], clang_getNullCursor()};
+        clang_visitChildren(f->c, child_in_range, &ci);
+        cond = ci.found;
+        empty_at = semi[0] + 1;
+    }
+    if (clang_Cursor_isNull(cond) ? f->kind == CXCursor_ForStmt : expr_loads(w, cond))
+        budget_condition(w, cond, empty_at);
+}
+
+/* ---- the traversal --------------------------------------------------------------- */
+
+static void visit_prepass(struct walk *w, struct frame *f)
+{
+    if (f->kind == CXCursor_VarDecl) {
+        CXCursor init = nth_child(f->c, 0);
+        for (unsigned i = 1; !clang_Cursor_isNull(init) &&
+                             clang_getCursorKind(init) == CXCursor_TypeRef; i++)
+            init = nth_child(f->c, i);
+        if (!clang_Cursor_isNull(init) && clang_isExpression(clang_getCursorKind(init)))
+            note_assignment(w, f->c, init);
+    } else if ((f->kind == CXCursor_BinaryOperator &&
+                clang_getCursorBinaryOperatorKind(f->c) == CXBinaryOperator_Assign) ||
+               f->kind == CXCursor_CompoundAssignOperator) {
+        CXCursor lhs = nth_child(f->c, 0), rhs = nth_child(f->c, 1);
+        while (clang_getCursorKind(lhs) == CXCursor_ParenExpr ||
+               clang_getCursorKind(lhs) == CXCursor_UnexposedExpr)
+            lhs = nth_child(lhs, 0);
+        if (clang_getCursorKind(lhs) == CXCursor_DeclRefExpr)
+            note_assignment(w, clang_getCursorReferenced(lhs), rhs);
+    }
+}
+
+static enum CXChildVisitResult walk_node(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct walk *w = d;
+    if (w->depth >= MAX_DEPTH) {
+        fn_diag(w, "nesting", "expression nesting deeper than %s", "512");
+        return CXChildVisit_Continue;
+    }
+    struct frame *f = &w->st[w->depth];
+    f->c = c;
+    f->kind = clang_getCursorKind(c);
+    f->index = w->depth > 0 ? w->st[w->depth - 1].nchildren++ : 0;
+    f->nchildren = 0;
+    if (tr_cursor_span(c, &f->start, &f->end) != 0)
+        f->start = f->end = 0;
+    w->depth++;
+    if (!w->emit)
+        visit_prepass(w, f);
+    else if (is_global_lvalue(c))
+        visit_access(w);
+    else if (f->kind == CXCursor_CallExpr)
+        visit_call(w);
+    else if (f->kind == CXCursor_ForStmt || f->kind == CXCursor_WhileStmt ||
+             f->kind == CXCursor_DoStmt)
+        visit_loop(w);
+    clang_visitChildren(c, walk_node, w);
+    w->depth--;
+    return CXChildVisit_Continue;
+}
+
+static CXCursor function_body(CXCursor fn)
+{
+    CXCursor body = clang_getNullCursor();
+    for (unsigned i = 0;; i++) {
+        CXCursor c = nth_child(fn, i);
+        if (clang_Cursor_isNull(c))
+            break;
+        if (clang_getCursorKind(c) == CXCursor_CompoundStmt)
+            body = c;
+    }
+    return body;
+}
+
+static void walk_function(struct tr_unit *u, struct tr_fn *fn)
+{
+    struct walk *w = calloc(1, sizeof *w);
+    if (!w)
+        abort();
+    w->u = u;
+    w->fn = fn;
+    int n = clang_Cursor_getNumArguments(fn->cursor);
+    w->nparams = n > 0 ? (unsigned)(n > 64 ? 64 : n) : 0;
+    for (unsigned i = 0; i < w->nparams; i++)
+        w->params[i] = clang_Cursor_getArgument(fn->cursor, i);
+    unsigned end;
+    tr_cursor_span(fn->cursor, &w->fn_start, &end);
+    CXCursor body = function_body(fn->cursor);
+    if (!clang_Cursor_isNull(body)) {
+        for (int pass = 0; pass < 8; pass++) { /* var facts to a fixpoint */
+            w->changed = 0;
+            clang_visitChildren(body, walk_node, w);
+            if (!w->changed)
+                break;
+        }
+        w->emit = 1;
+        w->depth = 0;
+        clang_visitChildren(body, walk_node, w);
+        unsigned bs, be;
+        tr_cursor_span(body, &bs, &be);
+        tr_rewrite_signature(u, fn, bs + 1, w->counters.data);
+    } else {
+        tr_rewrite_signature(u, fn, 0, NULL);
+    }
+    strbuf_free(&w->counters);
+    free(w);
+}
+
+static enum CXChildVisitResult collect_function(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    struct tr_unit *u = d;
+    if (clang_getCursorKind(c) != CXCursor_FunctionDecl || !tr_in_main_file(c))
+        return CXChildVisit_Continue;
+    u->fns = translate_xrealloc(u->fns, (u->nfns + 1) * sizeof *u->fns);
+    struct tr_fn *fn = &u->fns[u->nfns++];
+    memset(fn, 0, sizeof *fn);
+    fn->cursor = c;
+    CXString s = clang_getCursorUSR(c);
+    fn->usr = translate_strdup(clang_getCString(s));
+    clang_disposeString(s);
+    s = clang_getCursorSpelling(c);
+    fn->name = translate_strdup(clang_getCString(s));
+    clang_disposeString(s);
+    fn->is_kernel = tr_is_kernel(u, c);
+    fn->has_body = clang_isCursorDefinition(c);
+    int n = clang_Cursor_getNumArguments(c);
+    fn->nparams = n > 0 ? (unsigned)n : 0;
+    fn->param_access = calloc(fn->nparams + 1, sizeof *fn->param_access);
+    return CXChildVisit_Continue;
+}
+
+struct tr_fn *tr_find_fn(struct tr_unit *u, CXCursor decl)
+{
+    CXString s = clang_getCursorUSR(decl);
+    const char *usr = clang_getCString(s);
+    struct tr_fn *found = NULL;
+    for (size_t i = 0; i < u->nfns && !found; i++)
+        if (!strcmp(u->fns[i].usr, usr))
+            found = &u->fns[i];
+    clang_disposeString(s);
+    return found;
+}
+
+void tr_walk_unit(struct tr_unit *u)
+{
+    clang_visitChildren(clang_getTranslationUnitCursor(u->tu), collect_function, u);
+    for (size_t i = 0; i < u->nfns; i++)
+        walk_function(u, &u->fns[i]);
+}
