@@ -1,0 +1,27 @@
+/* devops_opencl.h: struct vast_device_ops over a real OpenCL device.
+ * Operates on REAL handles (the vendor's cl_context and in-order cl_command_queue) and calls
+ * the vendor only through each object's own ICD dispatch table, never through the global
+ * cl* symbols (libvast.so exports those itself). Chunks are real cl_mem buffers; host pins
+ * are real CL_MEM_USE_HOST_PTR buffers that no kernel ever uses (FACTS.md: on NVIDIA that
+ * pins the range for 55 GB/s transfers at ~2 MiB of GPU memory per GiB); transfers then use
+ * the plain host pointer. */
+#ifndef VAST_PAGECACHE_DEVOPS_OPENCL_H
+#define VAST_PAGECACHE_DEVOPS_OPENCL_H
+
+#include <CL/cl.h>
+#include "devops.h"
+
+extern const struct vast_device_ops vast_devops_opencl;
+
+#define VAST_DEVOPS_CL_NO_PIN 1u /* never pin host memory (measure the pageable path) */
+
+/* Retains context and queue; *dev is the opaque device context for vast_devops_opencl. */
+int pagecache_create_devops_opencl(cl_context context, cl_command_queue queue, unsigned flags,
+                                   void **dev);
+void pagecache_destroy_devops_opencl(void *dev);
+/* The cl_mem of a chunk (for kernels: a frame is chunk + offset). */
+cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk);
+/* Last OpenCL error seen (for messages). */
+cl_int pagecache_devops_opencl_last_error(void *dev);
+
+#endif

@@ -1,0 +1,231 @@
+/* framepool.c: device chunks, frame descriptors and the clock sweep (see framepool.h).
+ * Everything here except pagecache_create_pool/destroy runs with the pool lock held; the
+ * state word is still changed with atomic read-modify-writes only, because unpinning is
+ * lock-free (pagecache_unpin_range decrements the pin count without the lock). */
+#include "framepool.h"
+
+#include <stdlib.h>
+
+const char *pagecache_status_string(int status)
+{
+    switch (status) {
+    case VAST_PC_OK: return "ok";
+    case VAST_PC_ERR_INVALID: return "invalid argument";
+    case VAST_PC_ERR_HOST_MEMORY: return "host cannot back this size";
+    case VAST_PC_ERR_DEVICE_MEMORY: return "device chunk allocation failed";
+    case VAST_PC_ERR_NO_FRAMES: return "no evictable frame: every frame is pinned";
+    case VAST_PC_ERR_TRANSFER: return "device transfer failed";
+    case VAST_PC_ERR_PINNED: return "range holds pages pinned by a command in flight";
+    case VAST_PC_ERR_UNSUPPORTED: return "operation not supported by the device backend";
+    default: return "unknown status";
+    }
+}
+
+static void free_chunks(struct vast_pool *pool)
+{
+    for (size_t i = 0; i < pool->nchunks; i++)
+        if (pool->chunks[i])
+            pool->ops->free_chunk(pool->dev, pool->chunks[i]);
+}
+
+static int alloc_chunks(struct vast_pool *pool)
+{
+    for (size_t i = 0; i < pool->nchunks; i++) {
+        size_t first = i * pool->frames_per_chunk;
+        size_t n = pool->nframes - first < pool->frames_per_chunk ? pool->nframes - first
+                                                                  : pool->frames_per_chunk;
+        if (pool->ops->alloc_chunk(pool->dev, n << pool->page_shift, &pool->chunks[i]) != 0 ||
+            !pool->chunks[i]) {
+            pool->chunks[i] = NULL;
+            free_chunks(pool);
+            return VAST_PC_ERR_DEVICE_MEMORY;
+        }
+    }
+    return VAST_PC_OK;
+}
+
+int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t budget,
+                          size_t page_size, size_t max_chunk, struct vast_pool **out)
+{
+    if (!ops || !out || page_size < 4096 || (page_size & (page_size - 1)) ||
+        budget < page_size || max_chunk < page_size)
+        return VAST_PC_ERR_INVALID;
+    unsigned shift = 0;
+    while (((size_t)1 << shift) < page_size)
+        shift++;
+    if ((budget >> shift) >= UINT32_MAX - 1)
+        return VAST_PC_ERR_INVALID;
+    struct vast_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return VAST_PC_ERR_HOST_MEMORY;
+    pool->ops = ops;
+    pool->dev = dev;
+    pool->page_size = page_size;
+    pool->page_shift = shift;
+    pool->nframes = budget >> shift;
+    pool->frames_per_chunk = max_chunk >> shift;
+    if (pool->frames_per_chunk > pool->nframes)
+        pool->frames_per_chunk = pool->nframes;
+    pool->nchunks = (pool->nframes + pool->frames_per_chunk - 1) / pool->frames_per_chunk;
+    pool->chunks = calloc(pool->nchunks, sizeof *pool->chunks);
+    pool->frames = calloc(pool->nframes, sizeof *pool->frames);
+    int rc = pool->chunks && pool->frames ? alloc_chunks(pool) : VAST_PC_ERR_HOST_MEMORY;
+    if (rc) {
+        free(pool->chunks);
+        free(pool->frames);
+        free(pool);
+        return rc;
+    }
+    pool->free_count = pool->nframes;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->io_done, NULL);
+    *out = pool;
+    return VAST_PC_OK;
+}
+
+void pagecache_destroy_pool(struct vast_pool *pool)
+{
+    if (!pool)
+        return;
+    free_chunks(pool);
+    pthread_cond_destroy(&pool->io_done);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool->chunks);
+    free(pool->frames);
+    free(pool);
+}
+
+static uint32_t frame_state(struct vast_pool *pool, size_t f)
+{
+    return atomic_load_explicit(&pool->frames[f].state, memory_order_acquire);
+}
+
+/* Claim frame f for a grant: pinned once, I/O in flight; a victim keeps tag and dirty bit. */
+static void grant_one(struct vast_pool *pool, size_t f, struct vast_frame_grant *g)
+{
+    struct vast_frame *fr = &pool->frames[f];
+    uint32_t s = frame_state(pool, f);
+    g->frame = (uint32_t)f;
+    if (s & VAST_FS_VALID) {
+        g->victim = fr->owner;
+        g->victim_page = fr->page;
+        g->victim_dirty = (s & VAST_FS_DIRTY) != 0;
+        atomic_fetch_and(&fr->state, ~VAST_FS_USAGE_MASK);
+    } else {
+        g->victim = NULL;
+        g->victim_page = 0;
+        g->victim_dirty = 0;
+        pool->free_count--;
+    }
+    atomic_fetch_or(&fr->state, VAST_FS_IO | VAST_FS_PIN_ONE);
+}
+
+static int frame_is_free(struct vast_pool *pool, size_t f)
+{
+    return frame_state(pool, f) == 0;
+}
+
+/* Extension of a run past its first frame: free frames, or unpinned idle frames the clock
+ * would take on its next pass (usage <= 1), so streaming workloads keep long runs. */
+static int frame_is_extendable(struct vast_pool *pool, size_t f)
+{
+    uint32_t s = frame_state(pool, f);
+    if (s == 0)
+        return 1;
+    return VAST_FS_PINS(s) == 0 && !(s & VAST_FS_IO) && VAST_FS_USAGE(s) <= 1;
+}
+
+static size_t extend_run(struct vast_pool *pool, size_t f, size_t want,
+                         struct vast_frame_grant *out, int (*ok)(struct vast_pool *, size_t))
+{
+    size_t n = 1;
+    grant_one(pool, f, &out[0]);
+    while (n < want && f + n < pool->nframes && (f + n) % pool->frames_per_chunk != 0 &&
+           ok(pool, f + n)) {
+        grant_one(pool, f + n, &out[n]);
+        n++;
+    }
+    return n;
+}
+
+static size_t grant_free(struct vast_pool *pool, size_t want, struct vast_frame_grant *out)
+{
+    for (size_t i = 0; i < pool->nframes; i++) {
+        size_t f = (pool->free_hint + i) % pool->nframes;
+        if (frame_is_free(pool, f)) {
+            size_t n = extend_run(pool, f, want, out, frame_is_free);
+            pool->free_hint = (f + n) % pool->nframes;
+            return n;
+        }
+    }
+    return 0;
+}
+
+/* The clock sweep (PostgreSQL freelist.c): skip pinned and in-I/O frames, decrement usage
+ * counts until one reaches zero. Gives up after a full pass in which nothing was evictable. */
+static size_t grant_victims(struct vast_pool *pool, size_t want, struct vast_frame_grant *out)
+{
+    size_t tries = pool->nframes;
+    while (tries > 0) {
+        size_t f = pool->clock_hand;
+        pool->clock_hand = (f + 1) % pool->nframes;
+        uint32_t s = frame_state(pool, f);
+        if (VAST_FS_PINS(s) || (s & VAST_FS_IO)) {
+            tries--;
+            continue;
+        }
+        if (VAST_FS_USAGE(s) > 0) {
+            atomic_fetch_sub(&pool->frames[f].state, VAST_FS_USAGE_ONE);
+            tries = pool->nframes;
+            continue;
+        }
+        size_t n = extend_run(pool, f, want, out, frame_is_extendable);
+        pool->clock_hand = (f + n) % pool->nframes;
+        return n;
+    }
+    return 0;
+}
+
+size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out)
+{
+    if (want == 0)
+        return 0;
+    if (pool->free_count > 0)
+        return grant_free(pool, want, out);
+    return grant_victims(pool, want, out);
+}
+
+void pagecache_free_frame(struct vast_pool *pool, uint32_t f)
+{
+    struct vast_frame *fr = &pool->frames[f];
+    atomic_store_explicit(&fr->state, 0, memory_order_release);
+    fr->owner = NULL;
+    fr->page = 0;
+    pool->free_count++;
+}
+
+void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out)
+{
+    out->h2d_transfers = atomic_load(&pool->stats.h2d_transfers);
+    out->h2d_bytes = atomic_load(&pool->stats.h2d_bytes);
+    out->d2h_transfers = atomic_load(&pool->stats.d2h_transfers);
+    out->d2h_bytes = atomic_load(&pool->stats.d2h_bytes);
+    out->hits = atomic_load(&pool->stats.hits);
+    out->misses = atomic_load(&pool->stats.misses);
+    out->evictions = atomic_load(&pool->stats.evictions);
+    out->dirty_evictions = atomic_load(&pool->stats.dirty_evictions);
+}
+
+void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned)
+{
+    size_t v = 0, d = 0, p = 0;
+    for (size_t f = 0; f < pool->nframes; f++) {
+        uint32_t s = frame_state(pool, f);
+        v += (s & VAST_FS_VALID) != 0;
+        d += (s & VAST_FS_DIRTY) != 0;
+        p += VAST_FS_PINS(s) != 0;
+    }
+    if (valid) *valid = v;
+    if (dirty) *dirty = d;
+    if (pinned) *pinned = p;
+}

@@ -1,0 +1,106 @@
+/* framepool.h: the device frame pool of one real device (PostgreSQL's buffer manager, on a GPU).
+ * Owns the device chunks (budget carved into chunks <= max chunk size), the frame
+ * descriptors, the clock hand and the transfer statistics. A frame's pin count, usage count
+ * and flags live in one atomic word; its tag (which buffer page it holds) is protected by the
+ * pool lock. This file knows frames, not page tables: pagecache.c maps pages to frames and
+ * calls the allocator here with the pool lock held. Rules: pagecache/README.md. */
+#ifndef VAST_PAGECACHE_FRAMEPOOL_H
+#define VAST_PAGECACHE_FRAMEPOOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "devops.h"
+
+/* Frame state word layout. */
+#define VAST_FS_PIN_ONE    1u
+#define VAST_FS_PIN_MASK   0xffffu
+#define VAST_FS_USAGE_SHIFT 16
+#define VAST_FS_USAGE_ONE  (1u << VAST_FS_USAGE_SHIFT)
+#define VAST_FS_USAGE_MASK (0xfu << VAST_FS_USAGE_SHIFT)
+#define VAST_FS_USAGE_MAX  5u
+#define VAST_FS_VALID      (1u << 24) /* holds a page (tag valid) */
+#define VAST_FS_DIRTY      (1u << 25) /* device copy newer than the host store */
+#define VAST_FS_IO         (1u << 26) /* a load or write-back is in flight: wait on io_done */
+
+#define VAST_FS_PINS(s)  ((s) & VAST_FS_PIN_MASK)
+#define VAST_FS_USAGE(s) (((s) & VAST_FS_USAGE_MASK) >> VAST_FS_USAGE_SHIFT)
+
+struct vast_pc_buffer;
+
+struct vast_frame {
+    _Atomic uint32_t state;
+    struct vast_pc_buffer *owner; /* root buffer; valid when VAST_FS_VALID (pool lock) */
+    size_t page;
+    /* While a load evicts this frame's previous page (VAST_FS_IO set), that page: its
+     * page-table entry still points here until the write-back is done (pool lock). */
+    struct vast_pc_buffer *evicting;
+    size_t evicting_page;
+};
+
+struct vast_pool_stats {
+    uint64_t h2d_transfers, h2d_bytes; /* loads and host-write updates */
+    uint64_t d2h_transfers, d2h_bytes; /* write-backs (eviction and flush) */
+    uint64_t hits, misses;             /* pages found resident / loaded by make_resident */
+    uint64_t evictions, dirty_evictions;
+};
+
+struct vast_pool {
+    const struct vast_device_ops *ops;
+    void *dev;
+    size_t page_size;
+    unsigned page_shift;
+    size_t nframes, frames_per_chunk, nchunks;
+    vast_dev_chunk *chunks;
+    struct vast_frame *frames;
+    pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
+    pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
+    size_t clock_hand, free_hint, free_count;
+    struct {
+        _Atomic uint64_t h2d_transfers, h2d_bytes, d2h_transfers, d2h_bytes;
+        _Atomic uint64_t hits, misses, evictions, dirty_evictions;
+    } stats;
+};
+
+/* A frame the allocator hands out; when it held a page, that page is the victim. */
+struct vast_frame_grant {
+    uint32_t frame;
+    struct vast_pc_buffer *victim; /* NULL when the frame was free */
+    size_t victim_page;
+    int victim_dirty;
+};
+
+/* budget and max_chunk in bytes; page_size a power of two >= 4096; budget >= page_size.
+ * The budget is rounded down to whole frames; chunks hold at most max_chunk bytes. */
+int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t budget,
+                          size_t page_size, size_t max_chunk, struct vast_pool **out);
+void pagecache_destroy_pool(struct vast_pool *pool);
+
+/* Device location of a frame. */
+static inline vast_dev_chunk pagecache_frame_chunk(const struct vast_pool *p, uint32_t f)
+{
+    return p->chunks[f / p->frames_per_chunk];
+}
+static inline size_t pagecache_frame_offset(const struct vast_pool *p, uint32_t f)
+{
+    return (size_t)(f % p->frames_per_chunk) << p->page_shift;
+}
+static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t a, uint32_t b)
+{
+    return b == a + 1 && b % p->frames_per_chunk != 0;
+}
+
+/* Pool lock held. Grants up to `want` frames contiguous in one chunk (free frames first,
+ * then clock-sweep victims), each returned pinned once and with VAST_FS_IO set (victims
+ * keep their tag and dirty bit until the caller retags them). Returns the number granted,
+ * 0 when no frame is free or evictable (every frame pinned or in I/O). */
+size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out);
+/* Pool lock held: the frame becomes free (no tag, no flags, no pins). */
+void pagecache_free_frame(struct vast_pool *pool, uint32_t f);
+
+void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out);
+/* Frames holding a page, dirty ones, pinned ones (racy snapshot, for tests and stats). */
+void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned);
+
+#endif

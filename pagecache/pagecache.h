@@ -1,0 +1,101 @@
+/* pagecache.h: the public API of VAST's device page cache, as the interpose layer uses it.
+ * A pool (framepool.h) per real device holds frames; a virtual buffer (struct vast_pc_buffer)
+ * is a host backing store (backing.h) plus a page table (pagetable.h) on one pool. Commands
+ * make page ranges resident and pinned, mark them dirty, unpin; host-side commands keep the
+ * backing store coherent through flush / host-write / invalidate. Knows nothing of OpenCL
+ * objects: the device is reached through struct vast_device_ops (devops.h).
+ * Page numbers are always pages of the ROOT buffer (a sub-buffer is a view: root + offset);
+ * byte offsets are relative to the buffer passed. Rules and lock order: README.md. */
+#ifndef VAST_PAGECACHE_H
+#define VAST_PAGECACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "backing.h"
+#include "devops.h"
+#include "framepool.h"
+#include "pagetable.h"
+
+struct vast_pc_buffer;
+
+/* Where a resident page lives on the device. */
+struct vast_frame_loc {
+    vast_dev_chunk chunk;
+    size_t offset; /* byte offset of the frame in chunk */
+    uint32_t frame;
+};
+
+/* ---- buffers ---- */
+/* A root buffer over `backing` (not owned: destroy it after releasing every buffer on it). */
+int pagecache_create_buffer(struct vast_pool *pool, struct vast_backing *backing,
+                            struct vast_pc_buffer **out);
+/* A view [offset, offset+size) of parent (a sub of a sub is flattened to the root). */
+int pagecache_create_sub_buffer(struct vast_pc_buffer *parent, size_t offset, size_t size,
+                                struct vast_pc_buffer **out);
+/* Root: drops its frames (no write-back: the buffer is gone) and frees it; fails with
+ * VAST_PC_ERR_PINNED (nothing freed) while a page is pinned. Sub: frees the view. */
+int pagecache_release_buffer(struct vast_pc_buffer *buf);
+size_t pagecache_buffer_size(const struct vast_pc_buffer *buf);
+/* Host address of byte 0 of buf in the backing store (what Map returns, plus offset). */
+void *pagecache_buffer_host(const struct vast_pc_buffer *buf);
+/* Root pages [*first, *first + *count) covering bytes [offset, offset+size) of buf. */
+int pagecache_page_range(const struct vast_pc_buffer *buf, size_t offset, size_t size,
+                         size_t *first, size_t *count);
+struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf);
+
+/* ---- residency (device side: launches) ---- */
+#define VAST_PC_PIN 1u /* keep the pages pinned until pagecache_unpin_range */
+
+/* Makes root pages [first, first+count) resident, loading missing ones in runs (contiguous
+ * frames for contiguous pages where possible; dirty victims written back first). locs (may be
+ * NULL) receives count locations. Without VAST_PC_PIN the pages may be evicted as soon as it
+ * returns (prefetch). All or nothing: on error no page of the call stays pinned.
+ * VAST_PC_ERR_NO_FRAMES when the pinned pages leave too few frames. */
+int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t count,
+                            unsigned flags, struct vast_frame_loc *locs);
+/* Drops one pin per page (pages must be pinned). Lock-free. */
+void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t count);
+/* A command wrote these pinned pages on the device: they are dirty (newer than the host). */
+int pagecache_mark_dirty(struct vast_pc_buffer *buf, size_t first, size_t count);
+
+/* ---- coherence (host side: Read/Write/Copy/Fill/Map/Unmap and Rect variants) ---- */
+/* Dirty resident pages overlapping the range are written back (they stay resident, clean).
+ * After it returns the backing store holds the newest bytes of the range. */
+int pagecache_flush_range(struct vast_pc_buffer *buf, size_t offset, size_t size);
+
+/* Host writes: begin, write into pagecache_buffer_host(buf) + offset, end. Between the two,
+ * resident pages of the range cannot be written back (they are pinned) and pages wholly
+ * covered and unpinned are dropped (their bytes are all about to be replaced); end uploads
+ * the written bytes into the pages still resident ("update") and bumps their versions. */
+struct vast_host_write;
+int pagecache_begin_host_write(struct vast_pc_buffer *buf, size_t offset, size_t size,
+                               struct vast_host_write **token);
+int pagecache_end_host_write(struct vast_host_write *token);
+
+#define VAST_PC_DISCARD 1u /* pages wholly inside the range are dropped without write-back */
+/* Resident pages overlapping the range leave the device (dirty ones written back first unless
+ * VAST_PC_DISCARD and wholly covered). Pinned pages stay: VAST_PC_ERR_PINNED. */
+int pagecache_invalidate_range(struct vast_pc_buffer *buf, size_t offset, size_t size,
+                               unsigned flags);
+
+/* Conveniences built on the above: the whole host-side command. */
+int pagecache_read(struct vast_pc_buffer *buf, size_t offset, size_t size, void *dst);
+int pagecache_write(struct vast_pc_buffer *buf, size_t offset, size_t size, const void *src);
+int pagecache_fill(struct vast_pc_buffer *buf, size_t offset, size_t size, const void *pattern,
+                   size_t pattern_size);
+int pagecache_copy(struct vast_pc_buffer *dst, size_t dst_offset, struct vast_pc_buffer *src,
+                   size_t src_offset, size_t size);
+/* Map: flushes the range; for writing (write != 0) also drops resident copies (discard:
+ * CL_MAP_WRITE_INVALIDATE_REGION, no write-back of wholly covered pages). Returns the host
+ * pointer (no copy). Unmap after a write mapping refreshes pages that became resident. */
+int pagecache_map(struct vast_pc_buffer *buf, size_t offset, size_t size, int write,
+                  int discard, void **ptr);
+int pagecache_unmap(struct vast_pc_buffer *buf, size_t offset, size_t size, int write);
+
+/* Version of a root page (bumped by device writes and host writes). */
+uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
+/* Resident frame of a root page, VAST_PT_NO_FRAME if none (racy unless pinned). */
+uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page);
+int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page);
+
+#endif

@@ -1,0 +1,58 @@
+/* pagecache_int.h: what residency.c and coherence.c share and nobody else sees: the
+ * virtual buffer structure, the run-coalescing transfer issuer and range iteration.
+ * Every function here except pc_issue_runs runs with the pool lock held. */
+#ifndef VAST_PAGECACHE_INT_H
+#define VAST_PAGECACHE_INT_H
+
+#include "pagecache.h"
+
+struct vast_pc_buffer {
+    struct vast_pool *pool;
+    struct vast_pc_buffer *root; /* itself for a root buffer */
+    size_t offset, size;         /* bytes of root */
+    struct vast_backing *backing;
+    struct vast_page_table pt;   /* root only */
+    struct vast_host_write *writers; /* root only, pool lock: host writes in progress */
+};
+
+/* A host write in progress (begin..end): its pages are fenced off, see coherence.c. */
+struct vast_host_write {
+    struct vast_host_write *next;
+    struct vast_pc_buffer *root;
+    size_t root_off, size; /* bytes of root being written */
+    size_t first, count;   /* pages of root */
+    size_t npinned;
+    struct pc_io *pinned;  /* pages kept resident (pinned) across the write */
+};
+
+/* One page transfer to be coalesced: frame f <-> root page `page` of buf. */
+struct pc_io {
+    uint32_t frame;
+    struct vast_pc_buffer *buf;
+    size_t page;
+};
+
+/* Issues transfers (without the lock) for ios, one per run of adjacent frames holding
+ * consecutive pages of one buffer, clipped to root bytes [lo, hi). to_device: host->device.
+ * Does not wait. Returns the first error. */
+int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n, int to_device,
+                  size_t lo, size_t hi);
+
+/* Calls visit for every page of root [first, first+count) with a frame: from the page table
+ * or from the frames, whichever is shorter. with_evicting also visits pages whose frame is
+ * being written back for a load (only wait needs them). */
+typedef void (*pc_visit_fn)(struct vast_pool *pool, size_t page, uint32_t frame, void *ctx);
+void pc_for_each_resident(struct vast_pc_buffer *root, size_t first, size_t count,
+                          int with_evicting, pc_visit_fn visit, void *ctx);
+/* Sleeps on io_done until no page of the range has a transfer in flight and no host write
+ * in progress overlaps it. */
+void pc_wait_range_idle(struct vast_pc_buffer *root, size_t first, size_t count);
+/* Resolves a byte range of buf to root bytes; VAST_PC_ERR_INVALID when past the end. */
+int pc_root_range(const struct vast_pc_buffer *buf, size_t offset, size_t size, size_t *root_off);
+
+static inline uint32_t pc_state(struct vast_pool *pool, uint32_t f)
+{
+    return atomic_load_explicit(&pool->frames[f].state, memory_order_acquire);
+}
+
+#endif

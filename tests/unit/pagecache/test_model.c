@@ -1,0 +1,276 @@
+/* test_model.c: randomised model tests of the page cache against a shadow copy.
+ * One thread: random host writes/reads/fills/copies, "kernel" writes into pinned frames,
+ * invalidations, discards and flushes over a buffer 8x the pool (forcing constant eviction);
+ * every read is compared with the shadow, and at the end the whole store. Then 8 threads
+ * share one pool (and one buffer, in disjoint page ranges, plus a private buffer each).
+ * Seeds are fixed (VAST_TEST_SEED overrides) and printed; outputs are poisoned first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_device.h"
+#include "pagecache.h"
+
+#define PG 4096u
+
+static unsigned seed_base(void)
+{
+    const char *s = getenv("VAST_TEST_SEED");
+    return s ? (unsigned)strtoul(s, NULL, 0) : 12345u;
+}
+
+static uint32_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(*s >> 33);
+}
+
+struct model {
+    struct vast_pc_buffer *buf;
+    unsigned char *shadow; /* what the buffer must contain, region [lo, lo + len) */
+    size_t lo, len;        /* bytes of buf this model owns */
+    uint64_t rng;
+    unsigned char *tmp;
+    int errors;
+};
+
+/* cmocka's asserts must not run off the main thread: the ops count failures instead. */
+#define CHECK(m, cond)                                                                       \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);         \
+            (m)->errors++;                                                                   \
+        }                                                                                    \
+    } while (0)
+
+static void rand_range(struct model *m, size_t max, size_t *off, size_t *n)
+{
+    *n = 1 + rnd(&m->rng) % max;
+    if (*n > m->len)
+        *n = m->len;
+    *off = m->lo + rnd(&m->rng) % (m->len - *n + 1);
+}
+
+static void op_host_write(struct model *m)
+{
+    size_t off, n;
+    rand_range(m, 5 * PG, &off, &n);
+    for (size_t i = 0; i < n; i++)
+        m->tmp[i] = (unsigned char)rnd(&m->rng);
+    CHECK(m, (pagecache_write(m->buf, off, n, m->tmp)) == 0);
+    memcpy(m->shadow + off - m->lo, m->tmp, n);
+}
+
+static void op_host_read(struct model *m)
+{
+    size_t off, n;
+    rand_range(m, 5 * PG, &off, &n);
+    memset(m->tmp, 0xEE, n);
+    CHECK(m, (pagecache_read(m->buf, off, n, m->tmp)) == 0);
+    CHECK(m, memcmp(m->tmp, m->shadow + off - m->lo, n) == 0);
+}
+
+/* A "kernel" writes random bytes into some resident pinned pages of the model's range. */
+static void op_device_write(struct model *m, size_t max_pages)
+{
+    size_t off, n, first, count;
+    rand_range(m, max_pages * PG, &off, &n);
+    CHECK(m, (pagecache_page_range(m->buf, off, n, &first, &count)) == 0);
+    struct vast_frame_loc locs[16];
+    CHECK(m, count <= 16);
+    if (count > 16)
+        return;
+    int rc = pagecache_make_resident(m->buf, first, count, VAST_PC_PIN, locs);
+    CHECK(m, rc == 0);
+    if (rc)
+        fprintf(stderr, "make_resident: %s\n", pagecache_status_string(rc));
+    if (rc)
+        return;
+    unsigned char v = (unsigned char)rnd(&m->rng);
+    for (size_t b = off; b < off + n; b++) {
+        size_t p = b / PG - first;
+        fake_chunk_mem(locs[p].chunk)[locs[p].offset + b % PG] = (unsigned char)(v + b);
+        m->shadow[b - m->lo] = (unsigned char)(v + b);
+    }
+    CHECK(m, (pagecache_mark_dirty(m->buf, first, count)) == 0);
+    pagecache_unpin_range(m->buf, first, count);
+}
+
+static void op_fill(struct model *m)
+{
+    size_t psz = 1u << (rnd(&m->rng) % 8), off, n; /* 1..128 */
+    rand_range(m, 3 * PG, &off, &n);
+    n -= n % psz;
+    if (n == 0)
+        return;
+    unsigned char pat[128];
+    for (size_t i = 0; i < psz; i++)
+        pat[i] = (unsigned char)rnd(&m->rng);
+    CHECK(m, (pagecache_fill(m->buf, off, n, pat, psz)) == 0);
+    for (size_t i = 0; i < n; i++)
+        m->shadow[off - m->lo + i] = pat[i % psz];
+}
+
+static void op_copy(struct model *m)
+{
+    size_t n = 1 + rnd(&m->rng) % (2 * PG);
+    if (2 * n > m->len)
+        return;
+    size_t a = m->lo + rnd(&m->rng) % (m->len - 2 * n + 1);
+    size_t b = a + n + rnd(&m->rng) % (m->len - (a - m->lo) - 2 * n + 1);
+    if (rnd(&m->rng) & 1) { size_t t = a; a = b; b = t; }
+    CHECK(m, (pagecache_copy(m->buf, b, m->buf, a, n)) == 0);
+    memmove(m->shadow + b - m->lo, m->shadow + a - m->lo, n);
+}
+
+static void op_invalidate(struct model *m, int discard)
+{
+    size_t off, n;
+    rand_range(m, 6 * PG, &off, &n);
+    int rc = pagecache_invalidate_range(m->buf, off, n, discard ? VAST_PC_DISCARD : 0);
+    CHECK(m, (rc) == 0);
+    if (discard) { /* wholly covered pages lose their device data: the host bytes remain */
+        size_t first = (off + PG - 1) / PG * PG, last = (off + n) / PG * PG;
+        for (size_t p = first; p + PG <= last; p += PG)
+            memcpy(m->shadow + p - m->lo, (char *)pagecache_buffer_host(m->buf) + p, PG);
+    }
+}
+
+static void run_model(struct model *m, int steps, int allow_discard, size_t dev_pages)
+{
+    for (int i = 0; i < steps; i++) {
+        switch (rnd(&m->rng) % 10) {
+        case 0: case 1: op_host_write(m); break;
+        case 2: case 3: op_host_read(m); break;
+        case 4: case 5: case 6: op_device_write(m, dev_pages); break;
+        case 7: op_fill(m); break;
+        case 8: op_copy(m); break;
+        default:
+            if (rnd(&m->rng) & 1)
+                op_invalidate(m, allow_discard && (rnd(&m->rng) % 4 == 0));
+            else
+                CHECK(m, (pagecache_flush_range(m->buf, m->lo, m->len)) == 0);
+        }
+    }
+}
+
+static void test_model_single(void **state)
+{
+    (void)state;
+    unsigned seed = seed_base();
+    printf("seed %u\n", seed);
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    struct vast_backing *store;
+    size_t size = 64 * PG - 123; /* 8x the pool, last page partial */
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 8 * PG, PG, 3 * PG, &pool), 0);
+    assert_int_equal(pagecache_create_backing(size, 0, &store), 0);
+    struct model m = {.lo = 0, .len = size, .rng = seed};
+    assert_int_equal(pagecache_create_buffer(pool, store, &m.buf), 0);
+    m.shadow = calloc(1, size);
+    m.tmp = malloc(8 * PG);
+    run_model(&m, 4000, 1, 6);
+    assert_int_equal(m.errors, 0);
+    unsigned char *all = malloc(size);
+    memset(all, 0xEE, size);
+    assert_int_equal(pagecache_read(m.buf, 0, size, all), 0);
+    assert_memory_equal(all, m.shadow, size);
+    struct vast_pool_stats st;
+    pagecache_get_pool_stats(pool, &st);
+    printf("evictions %llu (dirty %llu), h2d %llu, d2h %llu\n",
+           (unsigned long long)st.evictions, (unsigned long long)st.dirty_evictions,
+           (unsigned long long)st.h2d_transfers, (unsigned long long)st.d2h_transfers);
+    assert_true(st.dirty_evictions > 100); /* the test exercised write-back under eviction */
+    assert_int_equal(pagecache_release_buffer(m.buf), 0);
+    pagecache_destroy_backing(store);
+    pagecache_destroy_pool(pool);
+    free(all);
+    free(m.shadow);
+    free(m.tmp);
+}
+
+#define NTHREADS 8
+#define SHARED_PAGES_PER_THREAD 8
+
+static void *thread_main(void *arg)
+{
+    struct model *m = arg;
+    run_model(m, 1500, 0, 2);
+    return NULL;
+}
+
+static void test_model_threads(void **state)
+{
+    (void)state;
+    unsigned seed = seed_base();
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    /* 16 threads pin at most 3 pages each (a device write spans <= 3 pages, host writes
+     * pin <= 2 boundary pages): 48 frames never run out; 64 keep eviction busy.
+     * 8 users, each with a private buffer and a slice of a shared one: 16 threads. */
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 64 * PG, PG, 16 * PG, &pool), 0);
+    struct vast_backing *shared_store, *priv_store[NTHREADS];
+    struct vast_pc_buffer *shared;
+    size_t shared_size = NTHREADS * SHARED_PAGES_PER_THREAD * PG;
+    assert_int_equal(pagecache_create_backing(shared_size, 0, &shared_store), 0);
+    assert_int_equal(pagecache_create_buffer(pool, shared_store, &shared), 0);
+    struct model m[2 * NTHREADS];
+    pthread_t th[2 * NTHREADS];
+    for (int t = 0; t < NTHREADS; t++) {
+        assert_int_equal(pagecache_create_backing(40 * PG, 0, &priv_store[t]), 0);
+        m[t] = (struct model){.lo = 0, .len = 40 * PG, .rng = seed + 1000u * t};
+        assert_int_equal(pagecache_create_buffer(pool, priv_store[t], &m[t].buf), 0);
+        m[NTHREADS + t] = (struct model){.buf = shared, .lo = (size_t)t * SHARED_PAGES_PER_THREAD * PG,
+                                         .len = SHARED_PAGES_PER_THREAD * PG, .rng = seed + 7u * t};
+    }
+    for (int i = 0; i < 2 * NTHREADS; i++) {
+        m[i].shadow = calloc(1, m[i].len);
+        m[i].tmp = malloc(8 * PG);
+    }
+    for (int t = 0; t < NTHREADS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &m[t]), 0);
+    for (int t = 0; t < NTHREADS; t++)
+        assert_int_equal(pthread_create(&th[NTHREADS + t], NULL, thread_main, &m[NTHREADS + t]), 0);
+    for (int t = 0; t < 2 * NTHREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int i = 0; i < 2 * NTHREADS; i++) {
+        unsigned char *out = malloc(m[i].len);
+        memset(out, 0xEE, m[i].len);
+        assert_int_equal(pagecache_read(m[i].buf, m[i].lo, m[i].len, out), 0);
+        assert_memory_equal(out, m[i].shadow, m[i].len);
+        assert_int_equal(m[i].errors, 0);
+        free(out);
+        free(m[i].shadow);
+        free(m[i].tmp);
+    }
+    size_t valid, dirty, pinned;
+    pagecache_count_frames(pool, &valid, &dirty, &pinned);
+    assert_int_equal(pinned, 0);
+    for (int t = 0; t < NTHREADS; t++) {
+        assert_int_equal(pagecache_release_buffer(m[t].buf), 0);
+        pagecache_destroy_backing(priv_store[t]);
+    }
+    assert_int_equal(pagecache_release_buffer(shared), 0);
+    pagecache_destroy_backing(shared_store);
+    pagecache_count_frames(pool, &valid, &dirty, &pinned);
+    assert_int_equal(valid, 0);
+    pagecache_destroy_pool(pool);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_single),
+        cmocka_unit_test(test_model_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

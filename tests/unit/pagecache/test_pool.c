@@ -1,0 +1,418 @@
+/* test_pool.c: deterministic unit tests of the frame pool over the fake device: geometry
+ * (budget not a multiple of the page, several chunks), run coalescing with exact transfer
+ * counts, clock-sweep eviction order, pins, out-of-frames, release, backing stores,
+ * sub-buffers, fault injection (a failed write-back loses nothing). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_device.h"
+#include "pagecache.h"
+
+#define PG 4096u
+
+struct fixture {
+    struct fake_device dev;
+    struct vast_pool *pool;
+    struct vast_backing *store;
+    struct vast_pc_buffer *buf;
+};
+
+static struct fixture *setup_fx(size_t frames, size_t max_chunk_frames, size_t buf_bytes)
+{
+    struct fixture *fx = calloc(1, sizeof *fx);
+    fake_device_init(&fx->dev);
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &fx->dev, frames * PG, PG,
+                                           max_chunk_frames * PG, &fx->pool), 0);
+    assert_int_equal(pagecache_create_backing(buf_bytes, 0, &fx->store), 0);
+    unsigned char *h = pagecache_backing_base(fx->store);
+    for (size_t i = 0; i < buf_bytes; i++)
+        h[i] = (unsigned char)(i * 7 + i / PG);
+    assert_int_equal(pagecache_create_buffer(fx->pool, fx->store, &fx->buf), 0);
+    fake_device_reset_counts(&fx->dev);
+    return fx;
+}
+
+static void teardown_fx(struct fixture *fx)
+{
+    assert_int_equal(pagecache_release_buffer(fx->buf), 0);
+    pagecache_destroy_backing(fx->store);
+    pagecache_destroy_pool(fx->pool);
+    assert_int_equal(fx->dev.allocs, fx->dev.frees);
+    free(fx);
+}
+
+static void test_geometry(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    /* 10 frames and 100 bytes: rounded down to 10 frames; chunks of at most 3 frames. */
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 10 * PG + 100, PG, 3 * PG + 5,
+                                           &pool), 0);
+    assert_int_equal(pool->nframes, 10);
+    assert_int_equal(pool->nchunks, 4);
+    assert_int_equal(dev.allocs, 4);
+    assert_int_equal(dev.alloc_sizes[0], 3 * PG);
+    assert_int_equal(dev.alloc_sizes[3], 1 * PG);
+    pagecache_destroy_pool(pool);
+    assert_int_equal(dev.frees, 4);
+    /* invalid: page not a power of two, < 4 KiB, budget below one page */
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 1 << 20, 6000, 1 << 20, &pool),
+                     VAST_PC_ERR_INVALID);
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 1 << 20, 2048, 1 << 20, &pool),
+                     VAST_PC_ERR_INVALID);
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, PG - 1, PG, 1 << 20, &pool),
+                     VAST_PC_ERR_INVALID);
+    /* the device refuses the third chunk: clean failure, the two others freed */
+    fake_device_init(&dev);
+    atomic_store(&dev.fail_alloc_after, 2);
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 10 * PG, PG, 3 * PG, &pool),
+                     VAST_PC_ERR_DEVICE_MEMORY);
+    assert_int_equal(dev.allocs, 2);
+    assert_int_equal(dev.frees, 2);
+}
+
+static void check_frames_hold(struct fixture *fx, size_t first, size_t count)
+{
+    const unsigned char *h = pagecache_backing_base(fx->store);
+    for (size_t p = first; p < first + count; p++) {
+        uint32_t f = pagecache_page_frame(fx->buf, p);
+        assert_int_not_equal(f, VAST_PT_NO_FRAME);
+        const unsigned char *d = fake_chunk_mem(pagecache_frame_chunk(fx->pool, f)) +
+                                 pagecache_frame_offset(fx->pool, f);
+        size_t n = (p + 1) * PG > pagecache_buffer_size(fx->buf) ? pagecache_buffer_size(fx->buf) - p * PG : PG;
+        assert_memory_equal(d, h + p * PG, n);
+    }
+}
+
+static void test_coalescing(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(16, 16, 32 * PG);
+    struct vast_frame_loc locs[16];
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 4, VAST_PC_PIN, locs), 0);
+    assert_int_equal(fx->dev.writes, 1); /* 4 pages, one transfer */
+    assert_int_equal(fx->dev.write_bytes, 4 * PG);
+    for (int i = 1; i < 4; i++)
+        assert_int_equal(locs[i].frame, locs[0].frame + i);
+    /* pages 0-3 resident: 0..9 loads only 4..9, again one transfer */
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 10, VAST_PC_PIN, locs), 0);
+    assert_int_equal(fx->dev.writes, 2);
+    assert_int_equal(fx->dev.write_bytes, 10 * PG);
+    check_frames_hold(fx, 0, 10);
+    /* dirty 2..7 then flush: one write-back */
+    assert_int_equal(pagecache_mark_dirty(fx->buf, 2, 6), 0);
+    pagecache_unpin_range(fx->buf, 0, 4);
+    pagecache_unpin_range(fx->buf, 0, 10);
+    assert_int_equal(pagecache_flush_range(fx->buf, 0, 32 * PG), 0);
+    assert_int_equal(fx->dev.reads, 1);
+    assert_int_equal(fx->dev.read_bytes, 6 * PG);
+    assert_false(pagecache_page_is_dirty(fx->buf, 3));
+    /* a flush of a clean range moves nothing */
+    assert_int_equal(pagecache_flush_range(fx->buf, 0, 32 * PG), 0);
+    assert_int_equal(fx->dev.reads, 1);
+    teardown_fx(fx);
+}
+
+static void test_coalescing_chunks(void **state)
+{
+    (void)state;
+    /* 12 frames in chunks of 4: a 12-page run needs exactly 3 transfers */
+    struct fixture *fx = setup_fx(12, 4, 12 * PG - 100); /* last page partial */
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 12, 0, NULL), 0);
+    assert_int_equal(fx->dev.writes, 3);
+    assert_int_equal(fx->dev.write_bytes, 12 * PG - 100);
+    check_frames_hold(fx, 0, 12);
+    teardown_fx(fx);
+}
+
+static void test_streaming_runs(void **state)
+{
+    (void)state;
+    /* stream a buffer 8x the pool in pool-sized windows: each window is one load and, once
+     * dirty, one write-back, because the clock frees contiguous frames in order */
+    struct fixture *fx = setup_fx(16, 16, 128 * PG);
+    for (size_t w = 0; w < 8; w++) {
+        assert_int_equal(pagecache_make_resident(fx->buf, w * 16, 16, VAST_PC_PIN, NULL), 0);
+        assert_int_equal(pagecache_mark_dirty(fx->buf, w * 16, 16), 0);
+        pagecache_unpin_range(fx->buf, w * 16, 16);
+    }
+    assert_int_equal(fx->dev.writes, 8);
+    assert_int_equal(fx->dev.reads, 7);
+    assert_int_equal(fx->dev.read_bytes, 7 * 16 * PG);
+    teardown_fx(fx);
+}
+
+static int resident(struct fixture *fx, size_t p)
+{
+    return pagecache_page_frame(fx->buf, p) != VAST_PT_NO_FRAME;
+}
+
+static void test_clock_order(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(4, 4, 16 * PG);
+    for (size_t p = 0; p < 4; p++)
+        assert_int_equal(pagecache_make_resident(fx->buf, p, 1, 0, NULL), 0);
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 1, 0, NULL), 0); /* page 0: usage 2 */
+    /* sweep: 0:2->1, 1:1->0, 2:1->0, 3:1->0, 0:1->0, 1 is the victim */
+    assert_int_equal(pagecache_make_resident(fx->buf, 4, 1, 0, NULL), 0);
+    assert_false(resident(fx, 1));
+    assert_true(resident(fx, 0) && resident(fx, 2) && resident(fx, 3));
+    assert_int_equal(pagecache_make_resident(fx->buf, 5, 1, 0, NULL), 0);
+    assert_false(resident(fx, 2));
+    assert_int_equal(pagecache_make_resident(fx->buf, 6, 1, 0, NULL), 0);
+    assert_false(resident(fx, 3));
+    assert_int_equal(pagecache_make_resident(fx->buf, 7, 1, 0, NULL), 0);
+    assert_false(resident(fx, 0));
+    assert_true(resident(fx, 4) && resident(fx, 5) && resident(fx, 6) && resident(fx, 7));
+    struct vast_pool_stats st;
+    pagecache_get_pool_stats(fx->pool, &st);
+    assert_int_equal(st.evictions, 4);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(st.misses, 8);
+    teardown_fx(fx);
+}
+
+static void test_pins_never_evicted(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(8, 8, 256 * PG);
+    struct vast_frame_loc pinned[3];
+    assert_int_equal(pagecache_make_resident(fx->buf, 100, 3, VAST_PC_PIN, pinned), 0);
+    srand(42);
+    for (int i = 0; i < 2000; i++) {
+        size_t p = (size_t)rand() % 250, n = 1 + (size_t)rand() % 5;
+        if (p >= 97 && p <= 102)
+            continue;
+        assert_int_equal(pagecache_make_resident(fx->buf, p, n, 0, NULL), 0);
+        for (size_t k = 0; k < 3; k++)
+            assert_int_equal(pagecache_page_frame(fx->buf, 100 + k), pinned[k].frame);
+    }
+    check_frames_hold(fx, 100, 3);
+    /* release refuses while pinned */
+    assert_int_equal(pagecache_release_buffer(fx->buf), VAST_PC_ERR_PINNED);
+    pagecache_unpin_range(fx->buf, 100, 3);
+    teardown_fx(fx);
+}
+
+static void test_out_of_frames(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(4, 4, 64 * PG);
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 5, VAST_PC_PIN, NULL),
+                     VAST_PC_ERR_NO_FRAMES); /* more than the pool */
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 3, VAST_PC_PIN, NULL), 0);
+    /* one frame left, two missing pages: all or nothing */
+    assert_int_equal(pagecache_make_resident(fx->buf, 10, 2, VAST_PC_PIN, NULL),
+                     VAST_PC_ERR_NO_FRAMES);
+    assert_false(resident(fx, 10) || resident(fx, 11));
+    size_t valid, dirty, pinned;
+    pagecache_count_frames(fx->pool, &valid, &dirty, &pinned);
+    assert_int_equal(pinned, 3);
+    assert_int_equal(pagecache_make_resident(fx->buf, 10, 1, VAST_PC_PIN, NULL), 0);
+    assert_int_equal(pagecache_make_resident(fx->buf, 20, 1, VAST_PC_PIN, NULL),
+                     VAST_PC_ERR_NO_FRAMES); /* everything pinned */
+    assert_string_equal(pagecache_status_string(VAST_PC_ERR_NO_FRAMES),
+                        "no evictable frame: every frame is pinned");
+    pagecache_unpin_range(fx->buf, 0, 3);
+    pagecache_unpin_range(fx->buf, 10, 1);
+    assert_int_equal(pagecache_make_resident(fx->buf, 20, 4, 0, NULL), 0);
+    teardown_fx(fx);
+}
+
+/* Write "kernel" data into resident pinned pages, mark them dirty. */
+static void device_write(struct fixture *fx, size_t page, unsigned char v)
+{
+    struct vast_frame_loc loc;
+    assert_int_equal(pagecache_make_resident(fx->buf, page, 1, VAST_PC_PIN, &loc), 0);
+    memset(fake_chunk_mem(loc.chunk) + loc.offset, v, PG);
+    assert_int_equal(pagecache_mark_dirty(fx->buf, page, 1), 0);
+    pagecache_unpin_range(fx->buf, page, 1);
+}
+
+static void test_writeback_fault(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(2, 2, 8 * PG);
+    device_write(fx, 0, 0x11);
+    device_write(fx, 1, 0x22);
+    atomic_store(&fx->dev.fail_read_after, 0);
+    assert_int_equal(pagecache_make_resident(fx->buf, 5, 1, 0, NULL), VAST_PC_ERR_TRANSFER);
+    assert_true(pagecache_page_is_dirty(fx->buf, 0) && pagecache_page_is_dirty(fx->buf, 1));
+    assert_false(resident(fx, 5));
+    /* a failed load after a good write-back: the victim is on the host, the page not loaded */
+    atomic_store(&fx->dev.fail_read_after, -1);
+    atomic_store(&fx->dev.fail_write_after, 0);
+    assert_int_equal(pagecache_make_resident(fx->buf, 5, 1, 0, NULL), VAST_PC_ERR_TRANSFER);
+    assert_false(resident(fx, 5));
+    atomic_store(&fx->dev.fail_write_after, -1);
+    unsigned char out[2 * PG];
+    assert_int_equal(pagecache_read(fx->buf, 0, 2 * PG, out), 0);
+    for (size_t i = 0; i < PG; i++)
+        assert_true(out[i] == 0x11 && out[PG + i] == 0x22);
+    /* flush failure: still dirty afterwards */
+    device_write(fx, 3, 0x33);
+    atomic_store(&fx->dev.fail_read_after, 0);
+    assert_int_equal(pagecache_flush_range(fx->buf, 3 * PG, 1), VAST_PC_ERR_TRANSFER);
+    assert_true(pagecache_page_is_dirty(fx->buf, 3));
+    atomic_store(&fx->dev.fail_read_after, -1);
+    assert_int_equal(pagecache_read(fx->buf, 3 * PG + 10, 1, out), 0);
+    assert_int_equal(out[0], 0x33);
+    teardown_fx(fx);
+}
+
+static void test_host_write_update(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(8, 8, 16 * PG);
+    device_write(fx, 1, 0x44); /* dirty page 1 */
+    assert_int_equal(pagecache_make_resident(fx->buf, 2, 1, 0, NULL), 0); /* clean page 2 */
+    uint32_t v1 = pagecache_page_version(fx->buf, 1);
+    fake_device_reset_counts(&fx->dev);
+    /* the host writes 100 bytes inside page 1 and all of page 2 */
+    unsigned char src[PG + 200];
+    memset(src, 0x55, sizeof src);
+    assert_int_equal(pagecache_write(fx->buf, PG + 2000, 100, src), 0);
+    assert_int_equal(fx->dev.writes, 1); /* update of the 100 bytes, no write-back */
+    assert_int_equal(fx->dev.write_bytes, 100);
+    assert_true(pagecache_page_is_dirty(fx->buf, 1));
+    assert_int_equal(pagecache_page_version(fx->buf, 1), v1 + 1);
+    assert_int_equal(pagecache_write(fx->buf, 2 * PG, PG, src), 0);
+    assert_false(resident(fx, 2)); /* wholly covered, unpinned: dropped */
+    unsigned char out[PG];
+    assert_int_equal(pagecache_read(fx->buf, PG, PG, out), 0);
+    for (size_t i = 0; i < PG; i++)
+        assert_int_equal(out[i], i >= 2000 && i < 2100 ? 0x55 : 0x44);
+    /* fill with a 3-byte pattern, copy within the buffer */
+    const unsigned char pat[3] = {1, 2, 3};
+    assert_int_equal(pagecache_fill(fx->buf, 3 * PG, 3 * 100, pat, 3), 0);
+    assert_int_equal(pagecache_copy(fx->buf, 8 * PG, fx->buf, 3 * PG, 300), 0);
+    assert_int_equal(pagecache_read(fx->buf, 8 * PG, 300, out), 0);
+    for (size_t i = 0; i < 300; i++)
+        assert_int_equal(out[i], pat[i % 3]);
+    teardown_fx(fx);
+}
+
+static void test_map_discard(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(8, 8, 16 * PG);
+    device_write(fx, 4, 0x66);
+    device_write(fx, 5, 0x77);
+    fake_device_reset_counts(&fx->dev);
+    void *p;
+    /* map for write with invalidate-region over page 4 and half of 5: only 5 written back */
+    assert_int_equal(pagecache_map(fx->buf, 4 * PG, PG + PG / 2, 1, 1, &p), 0);
+    assert_ptr_equal(p, (char *)pagecache_backing_base(fx->store) + 4 * PG);
+    assert_int_equal(fx->dev.reads, 1);
+    assert_int_equal(fx->dev.read_bytes, PG);
+    assert_false(resident(fx, 4) || resident(fx, 5));
+    assert_int_equal(((unsigned char *)p)[PG], 0x77);
+    memset(p, 0x12, 8);
+    assert_int_equal(pagecache_unmap(fx->buf, 4 * PG, PG + PG / 2, 1), 0);
+    /* map for read flushes */
+    device_write(fx, 6, 0x88);
+    assert_int_equal(pagecache_map(fx->buf, 6 * PG, 10, 0, 0, &p), 0);
+    assert_int_equal(*(unsigned char *)p, 0x88);
+    assert_true(resident(fx, 6) && !pagecache_page_is_dirty(fx->buf, 6));
+    teardown_fx(fx);
+}
+
+static void test_sub_buffer(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(8, 8, 16 * PG);
+    struct vast_pc_buffer *sub;
+    assert_int_equal(pagecache_create_sub_buffer(fx->buf, 5000, 10000, &sub), 0);
+    struct vast_pc_buffer *bad = NULL;
+    assert_int_equal(pagecache_create_sub_buffer(fx->buf, 16 * PG - 10, 11, &bad),
+                     VAST_PC_ERR_INVALID);
+    size_t first, count;
+    assert_int_equal(pagecache_page_range(sub, 0, 10000, &first, &count), 0);
+    assert_int_equal(first, 1);
+    assert_int_equal(count, 3); /* bytes 5000..14999: pages 1..3 */
+    device_write(fx, 2, 0x99);
+    unsigned char out[16];
+    assert_int_equal(pagecache_read(sub, 2 * PG - 5000, 16, out), 0); /* flushes through the parent */
+    assert_int_equal(out[0], 0x99);
+    assert_int_equal(pagecache_write(sub, 0, 4, "abcd"), 0);
+    assert_memory_equal((char *)pagecache_backing_base(fx->store) + 5000, "abcd", 4);
+    assert_int_equal(pagecache_read(sub, 10000, 1, out), VAST_PC_ERR_INVALID);
+    assert_int_equal(pagecache_release_buffer(sub), 0);
+    teardown_fx(fx);
+}
+
+static size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return res * 4096;
+}
+
+static void test_backing(void **state)
+{
+    (void)state;
+    struct vast_backing *b;
+    assert_int_equal(pagecache_create_backing((size_t)1 << 40, (size_t)1 << 30, &b),
+                     VAST_PC_ERR_HOST_MEMORY);
+    assert_int_equal(pagecache_create_backing(0, 0, &b), VAST_PC_ERR_INVALID);
+    /* 4 GiB costs nothing until touched */
+    size_t before = rss_bytes();
+    assert_int_equal(pagecache_create_backing((size_t)4 << 30, (size_t)1 << 40, &b), 0);
+    ((char *)pagecache_backing_base(b))[((size_t)4 << 30) - 1] = 1;
+    assert_true(rss_bytes() < before + (64u << 20));
+    /* lazy pin granules through a pool */
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    struct vast_pc_buffer *buf;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 16 * PG, PG, 16 * PG, &pool), 0);
+    pagecache_set_pin_granule(b, 1 << 20);
+    assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
+    assert_int_equal(pagecache_make_resident(buf, 300, 2, 0, NULL), 0);
+    assert_int_equal(pagecache_backing_pinned_granules(b), 1);
+    assert_int_equal(pagecache_make_resident(buf, 255, 2, 0, NULL), 0); /* crosses 1 MiB */
+    assert_int_equal(pagecache_backing_pinned_granules(b), 2);
+    assert_int_equal(pagecache_release_buffer(buf), 0);
+    pagecache_destroy_backing(b);
+    assert_int_equal(dev.unpins, 2);
+    pagecache_destroy_pool(pool);
+    /* the application's memory */
+    char app[3 * PG];
+    assert_int_equal(pagecache_wrap_backing(app, sizeof app, &b), 0);
+    assert_ptr_equal(pagecache_backing_base(b), app);
+    pagecache_destroy_backing(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_geometry),
+        cmocka_unit_test(test_coalescing),
+        cmocka_unit_test(test_coalescing_chunks),
+        cmocka_unit_test(test_streaming_runs),
+        cmocka_unit_test(test_clock_order),
+        cmocka_unit_test(test_pins_never_evicted),
+        cmocka_unit_test(test_out_of_frames),
+        cmocka_unit_test(test_writeback_fault),
+        cmocka_unit_test(test_host_write_update),
+        cmocka_unit_test(test_map_discard),
+        cmocka_unit_test(test_sub_buffer),
+        cmocka_unit_test(test_backing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
