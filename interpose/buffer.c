@@ -1,12 +1,14 @@
 /*
  * buffer.c: memory objects (buffers, sub-buffers, pipes; images share the wrapper, see
- * image.c) and the host-side buffer commands. For now each VAST memory object wraps one real
- * one; the page cache (pagecache/) takes over buffers' storage when they are virtualised.
+ * image.c) and the host-side buffer commands. Buffers of contexts on a shared real context
+ * are virtual (vbuf.c: host backing store + device page cache); the others (contexts of
+ * sub-devices), pipes and images wrap one real object each.
  */
 #include "api.h"
 #include "callback.h"
 #include "check.h"
 #include "mem.h"
+#include "vbuf.h"
 
 #include <stdlib.h>
 
@@ -43,6 +45,8 @@ cl_mem vast_mem_wrap(cl_context context, cl_mem parent, cl_mem real, cl_int err,
 cl_mem vast_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
     VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    if (context->virtual_buffers)
+        return vast_vbuf_create(context, flags, size, host_ptr, errcode_ret);
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateBuffer, errcode_ret);
     cl_int err = CL_SUCCESS;
     cl_mem real = fn_(context->real, flags, size, host_ptr, &err);
@@ -53,6 +57,11 @@ cl_mem vast_clCreateBufferWithProperties(cl_context context, const cl_mem_proper
                                          size_t size, void *host_ptr, cl_int *errcode_ret)
 {
     VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
+    if (context->virtual_buffers) {
+        VAST_RETURN_NULL_IF(properties != NULL && properties[0] != 0, CL_INVALID_PROPERTY, errcode_ret,
+                            "no buffer property is supported");
+        return vast_vbuf_create(context, flags, size, host_ptr, errcode_ret);
+    }
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateBufferWithProperties, errcode_ret);
     cl_int err = CL_SUCCESS;
     cl_mem real = fn_(context->real, properties, flags, size, host_ptr, &err);
@@ -63,6 +72,8 @@ cl_mem vast_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_creat
                               const void *buffer_create_info, cl_int *errcode_ret)
 {
     VAST_CHECK_NULL(buffer, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT, errcode_ret);
+    if (vast_mem_is_virtual(buffer))
+        return vast_vbuf_create_sub(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
     VAST_REAL_OR_NULL(buffer->context->backend, buffer->real, clCreateSubBuffer, errcode_ret);
     cl_int err = CL_SUCCESS;
     cl_mem real = fn_(buffer->real, flags, buffer_create_type, buffer_create_info, &err);
@@ -105,6 +116,8 @@ cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t par
                                size_t *param_value_size_ret)
 {
     VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    if (vast_mem_is_virtual(memobj))
+        return vast_vbuf_info(memobj, param_name, param_value_size, param_value, param_value_size_ret);
     cl_uint refs = atomic_load(&memobj->obj.refcount);
     switch (param_name) {
     case CL_MEM_CONTEXT:
@@ -124,6 +137,8 @@ cl_int vast_clSetMemObjectDestructorCallback(cl_mem memobj, void(CL_CALLBACK *pf
 {
     VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
     VAST_RETURN_IF(pfn_notify == NULL, CL_INVALID_VALUE, "pfn_notify is NULL");
+    if (vast_mem_is_virtual(memobj))
+        return vast_vbuf_add_destructor(memobj, pfn_notify, user_data);
     cl_api_clSetMemObjectDestructorCallback fn =
         VAST_REAL(memobj->context->backend, memobj->real, clSetMemObjectDestructorCallback);
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no destructor callbacks");
@@ -137,11 +152,79 @@ cl_int vast_clSetMemObjectDestructorCallback(cl_mem memobj, void(CL_CALLBACK *pf
 
 #define CHECK_MEM(m) VAST_CHECK(m, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
 
+/* Checks of a host-side command on a virtual buffer: its queue, context, range, pointer
+ * and the host access the buffer allows (`forbidden` host flags). */
+static cl_int check_virtual(cl_command_queue q, cl_mem m, size_t offset, size_t size, const void *ptr,
+                            cl_mem_flags forbidden)
+{
+    VAST_CHECK(q, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_RETURN_IF(m->context != q->context, CL_INVALID_CONTEXT, "buffer and queue of different contexts");
+    VAST_RETURN_IF(offset > m->size || m->size - offset < size, CL_INVALID_VALUE,
+                   "range %zu+%zu past the buffer's %zu bytes", offset, size, m->size);
+    VAST_RETURN_IF(ptr == NULL, CL_INVALID_VALUE, "host pointer is NULL");
+    VAST_RETURN_IF(m->flags & forbidden, CL_INVALID_OPERATION, "the buffer's host access flags forbid this");
+    return CL_SUCCESS;
+}
+
+static cl_mem root_of(cl_mem m) { return m->parent ? m->parent : m; }
+
+static bool ranges_overlap(cl_mem a, size_t a_off, cl_mem b, size_t b_off, size_t size)
+{
+    size_t x = a->offset + a_off, y = b->offset + b_off;
+    return root_of(a) == root_of(b) && x < y + size && y < x + size;
+}
+
+/* A rect's defaults and checks (the specification's rules for pitches and bounds). */
+static cl_int rect_prepare(const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch,
+                           size_t limit, struct vast_rect *out)
+{
+    VAST_RETURN_IF(origin == NULL || region == NULL, CL_INVALID_VALUE, "origin or region is NULL");
+    VAST_RETURN_IF(region[0] == 0 || region[1] == 0 || region[2] == 0, CL_INVALID_VALUE, "empty region");
+    row_pitch = row_pitch ? row_pitch : region[0];
+    slice_pitch = slice_pitch ? slice_pitch : region[1] * row_pitch;
+    VAST_RETURN_IF(row_pitch < region[0] || slice_pitch < region[1] * row_pitch || slice_pitch % row_pitch,
+                   CL_INVALID_VALUE, "pitches %zu/%zu for region %zux%zu", row_pitch, slice_pitch, region[0], region[1]);
+    for (int i = 0; i < 3; i++) {
+        out->origin[i] = origin[i];
+        out->region[i] = region[i];
+    }
+    out->row_pitch = row_pitch;
+    out->slice_pitch = slice_pitch;
+    size_t end = (origin[2] + region[2] - 1) * slice_pitch + (origin[1] + region[1] - 1) * row_pitch + origin[0] +
+                 region[0];
+    VAST_RETURN_IF(limit != 0 && end > limit, CL_INVALID_VALUE, "rect ends at %zu, past %zu bytes", end, limit);
+    return CL_SUCCESS;
+}
+
+static cl_int check_fill(const void *pattern, size_t pattern_size, size_t offset, size_t size)
+{
+    VAST_RETURN_IF(pattern == NULL || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)),
+                   CL_INVALID_VALUE, "pattern %p of %zu bytes", pattern, pattern_size);
+    VAST_RETURN_IF(offset % pattern_size || size % pattern_size, CL_INVALID_VALUE,
+                   "offset %zu and size %zu must be multiples of the pattern size %zu", offset, size, pattern_size);
+    return CL_SUCCESS;
+}
+
+#define HOST_NO_READ (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)
+#define HOST_NO_WRITE (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+#define RETURN_IF_ERROR(expr)                                                                     \
+    do {                                                                                          \
+        cl_int e_ = (expr);                                                                       \
+        if (e_ != CL_SUCCESS)                                                                     \
+            return e_;                                                                            \
+    } while (0)
+
+
 cl_int vast_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset,
                                 size_t cb, void *ptr, cl_uint num_events_in_wait_list,
                                 const cl_event *event_wait_list, cl_event *event)
 {
     CHECK_MEM(buffer);
+    if (vast_mem_is_virtual(buffer)) {
+        RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, cb, ptr, HOST_NO_READ));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_READ_BUFFER,
+                  vast_vbuf_read(buffer, offset, cb, ptr));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueReadBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
                  blocking_read, offset, cb, ptr);
 }
@@ -151,6 +234,11 @@ cl_int vast_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, 
                                  const cl_event *event_wait_list, cl_event *event)
 {
     CHECK_MEM(buffer);
+    if (vast_mem_is_virtual(buffer)) {
+        RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, cb, ptr, HOST_NO_WRITE));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_WRITE_BUFFER,
+                  vast_vbuf_write(buffer, offset, cb, ptr));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueWriteBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
                  blocking_write, offset, cb, ptr);
 }
@@ -161,6 +249,16 @@ cl_int vast_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffe
 {
     CHECK_MEM(src_buffer);
     CHECK_MEM(dst_buffer);
+    if (vast_mem_is_virtual(src_buffer) || vast_mem_is_virtual(dst_buffer)) {
+        VAST_RETURN_IF(!vast_mem_is_virtual(src_buffer) || !vast_mem_is_virtual(dst_buffer), CL_INVALID_CONTEXT,
+                       "buffers of different contexts");
+        RETURN_IF_ERROR(check_virtual(command_queue, src_buffer, src_offset, cb, src_buffer, 0));
+        RETURN_IF_ERROR(check_virtual(command_queue, dst_buffer, dst_offset, cb, dst_buffer, 0));
+        VAST_RETURN_IF(ranges_overlap(src_buffer, src_offset, dst_buffer, dst_offset, cb), CL_MEM_COPY_OVERLAP,
+                       "source and destination overlap");
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_COPY_BUFFER,
+                  vast_vbuf_copy(src_buffer, dst_buffer, src_offset, dst_offset, cb));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueCopyBuffer, num_events_in_wait_list, event_wait_list, event,
                  src_buffer->real, dst_buffer->real, src_offset, dst_offset, cb);
 }
@@ -172,6 +270,14 @@ cl_int vast_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffe
                                     const cl_event *event_wait_list, cl_event *event)
 {
     CHECK_MEM(buffer);
+    if (vast_mem_is_virtual(buffer)) {
+        struct vast_rect b, h;
+        RETURN_IF_ERROR(check_virtual(command_queue, buffer, 0, 0, ptr, HOST_NO_READ));
+        RETURN_IF_ERROR(rect_prepare(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &b));
+        RETURN_IF_ERROR(rect_prepare(host_origin, region, host_row_pitch, host_slice_pitch, 0, &h));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_READ_BUFFER_RECT,
+                  vast_vbuf_read_rect(buffer, &b, &h, ptr));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueReadBufferRect, num_events_in_wait_list, event_wait_list, event,
                  buffer->real, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch,
                  buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr);
@@ -184,6 +290,14 @@ cl_int vast_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buff
                                      const cl_event *event_wait_list, cl_event *event)
 {
     CHECK_MEM(buffer);
+    if (vast_mem_is_virtual(buffer)) {
+        struct vast_rect b, h;
+        RETURN_IF_ERROR(check_virtual(command_queue, buffer, 0, 0, ptr, HOST_NO_WRITE));
+        RETURN_IF_ERROR(rect_prepare(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &b));
+        RETURN_IF_ERROR(rect_prepare(host_origin, region, host_row_pitch, host_slice_pitch, 0, &h));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT,
+                  vast_vbuf_write_rect(buffer, &b, &h, ptr));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueWriteBufferRect, num_events_in_wait_list, event_wait_list, event,
                  buffer->real, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch,
                  buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr);
@@ -197,6 +311,17 @@ cl_int vast_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_b
 {
     CHECK_MEM(src_buffer);
     CHECK_MEM(dst_buffer);
+    if (vast_mem_is_virtual(src_buffer) || vast_mem_is_virtual(dst_buffer)) {
+        struct vast_rect sr, dr;
+        VAST_RETURN_IF(!vast_mem_is_virtual(src_buffer) || !vast_mem_is_virtual(dst_buffer), CL_INVALID_CONTEXT,
+                       "buffers of different contexts");
+        RETURN_IF_ERROR(check_virtual(command_queue, src_buffer, 0, 0, src_buffer, 0));
+        RETURN_IF_ERROR(check_virtual(command_queue, dst_buffer, 0, 0, dst_buffer, 0));
+        RETURN_IF_ERROR(rect_prepare(src_origin, region, src_row_pitch, src_slice_pitch, src_buffer->size, &sr));
+        RETURN_IF_ERROR(rect_prepare(dst_origin, region, dst_row_pitch, dst_slice_pitch, dst_buffer->size, &dr));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_COPY_BUFFER_RECT,
+                  vast_vbuf_copy_rect(src_buffer, dst_buffer, &sr, &dr));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueCopyBufferRect, num_events_in_wait_list, event_wait_list, event,
                  src_buffer->real, dst_buffer->real, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
                  dst_row_pitch, dst_slice_pitch);
@@ -207,6 +332,12 @@ cl_int vast_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, c
                                 const cl_event *event_wait_list, cl_event *event)
 {
     CHECK_MEM(buffer);
+    if (vast_mem_is_virtual(buffer)) {
+        RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, size, buffer, 0));
+        RETURN_IF_ERROR(check_fill(pattern, pattern_size, offset, size));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_FILL_BUFFER,
+                  vast_vbuf_fill(buffer, pattern, pattern_size, offset, size));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueFillBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
                  pattern, pattern_size, offset, size);
 }
@@ -215,6 +346,11 @@ cl_int vast_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memob
                                     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     CHECK_MEM(memobj);
+    if (vast_mem_is_virtual(memobj)) {
+        RETURN_IF_ERROR(check_virtual(command_queue, memobj, 0, 0, memobj, 0));
+        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_UNMAP_MEM_OBJECT,
+                  vast_vbuf_unmap(memobj, mapped_ptr));
+    }
     VAST_ENQUEUE(command_queue, clEnqueueUnmapMemObject, num_events_in_wait_list, event_wait_list, event,
                  memobj->real, mapped_ptr);
 }
@@ -225,6 +361,14 @@ cl_int vast_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint n
                                        cl_event *event)
 {
     VAST_RETURN_IF(num_mem_objects == 0 || mem_objects == NULL, CL_INVALID_VALUE, "no memory objects");
+    for (cl_uint i = 0; i < num_mem_objects; i++) {
+        /* Virtual buffers migrate with the launches that use them: nothing to do here. */
+        if (vast_object_is(mem_objects[i], VAST_MAGIC_MEM) && vast_mem_is_virtual(mem_objects[i])) {
+            VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+            VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MIGRATE_MEM_OBJECTS,
+                      CL_SUCCESS);
+        }
+    }
     struct vast_list mems;
     cl_int err = vast_unwrap_mems(num_mem_objects, mem_objects, &mems);
     if (err != CL_SUCCESS)
@@ -253,12 +397,37 @@ void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event re
     return err == CL_SUCCESS ? ptr : NULL;
 }
 
+static void *map_virtual(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t offset, size_t size,
+                         cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_int *errcode_ret)
+{
+    const cl_map_flags any = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+    VAST_RETURN_NULL_IF((flags & ~any) || ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & ~CL_MAP_WRITE_INVALIDATE_REGION)),
+                        CL_INVALID_VALUE, errcode_ret, "map_flags 0x%llx", (unsigned long long)flags);
+    cl_mem_flags forbidden = ((flags & CL_MAP_READ) ? HOST_NO_READ : 0) |
+                             ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ? HOST_NO_WRITE : 0);
+    cl_int err = check_virtual(q, m, offset, size, m, forbidden);
+    VAST_RETURN_NULL_IF(err == CL_SUCCESS && size == 0, CL_INVALID_VALUE, errcode_ret, "size 0");
+    void *ptr = NULL;
+    cl_ulong queued = vast_now_ns();
+    if (err == CL_SUCCESS)
+        err = vast_vcmd_begin(q, num_events, wait_list);
+    cl_ulong start = vast_now_ns();
+    if (err == CL_SUCCESS)
+        err = vast_vbuf_map(m, flags, offset, size, &ptr);
+    err = vast_vcmd_end(q, CL_COMMAND_MAP_BUFFER, err, event, queued, start);
+    vast_set_error(errcode_ret, err);
+    return err == CL_SUCCESS ? ptr : NULL;
+}
+
 void *vast_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
                               cl_map_flags map_flags, size_t offset, size_t cb, cl_uint num_events_in_wait_list,
                               const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
     VAST_CHECK_NULL(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE, errcode_ret);
     VAST_CHECK_NULL(buffer, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT, errcode_ret);
+    if (vast_mem_is_virtual(buffer))
+        return map_virtual(command_queue, buffer, map_flags, offset, cb, num_events_in_wait_list, event_wait_list,
+                           event, errcode_ret);
     VAST_REAL_OR_NULL(command_queue->context->backend, command_queue->real, clEnqueueMapBuffer, errcode_ret);
     struct vast_list waits;
     cl_int err = vast_unwrap_events(command_queue->context, num_events_in_wait_list, event_wait_list, &waits);

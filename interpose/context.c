@@ -79,6 +79,47 @@ static cl_int context_devices(cl_context c, cl_uint num_devices, const cl_device
     return CL_SUCCESS;
 }
 
+/*
+ * Every context whose devices are root devices of one real platform lives on that platform's
+ * one shared real context: the device page cache's chunks are real memory objects, which can
+ * serve kernels only of their own context, and the cache is shared by all contexts of the
+ * process. The shared context is made on first use and lives as long as the process.
+ */
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static cl_context backend_shared_context(struct vast_backend *be, cl_int *err)
+{
+    pthread_mutex_lock(&shared_lock);
+    if (be->shared == NULL) {
+        cl_device_id *roots;
+        size_t n = vast_platform_devices(&roots), k = 0;
+        cl_device_id *reals = calloc(n ? n : 1, sizeof *reals);
+        for (size_t i = 0; reals != NULL && i < n; i++)
+            if (roots[i]->backend == be)
+                reals[k++] = roots[i]->real;
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)be->real, 0};
+        *err = CL_OUT_OF_HOST_MEMORY;
+        if (reals != NULL)
+            be->shared = be->dispatch->clCreateContext(props, (cl_uint)k, reals, NULL, NULL, err);
+        free(reals);
+    }
+    cl_context shared = be->shared;
+    if (shared != NULL) {
+        be->dispatch->clRetainContext(shared); /* the VAST context's reference */
+        *err = CL_SUCCESS;
+    }
+    pthread_mutex_unlock(&shared_lock);
+    return shared;
+}
+
+static bool devices_all_root(cl_uint n, const cl_device_id *devices)
+{
+    for (cl_uint i = 0; i < n; i++)
+        if (!devices[i]->is_root)
+            return false;
+    return true;
+}
+
 cl_context vast_clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
                                 const cl_device_id *devices,
                                 void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
@@ -94,9 +135,14 @@ cl_context vast_clCreateContext(const cl_context_properties *properties, cl_uint
     if (err == CL_SUCCESS)
         err = context_properties(properties, c, &real_props);
     struct vast_list reals = {0};
-    if (err == CL_SUCCESS)
+    if (err == CL_SUCCESS && devices_all_root(num_devices, devices)) {
+        /* pfn_notify is not attached to the shared context: its errors are VAST's. */
+        c->real = backend_shared_context(c->backend, &err);
+        c->virtual_buffers = c->real != NULL;
+    } else if (err == CL_SUCCESS) {
         err = vast_unwrap_devices(NULL, num_devices, devices, &reals);
-    if (err == CL_SUCCESS) {
+    }
+    if (err == CL_SUCCESS && c->real == NULL) {
         c->real = c->backend->dispatch->clCreateContext(real_props, num_devices, (cl_device_id *)reals.items,
                                                         pfn_notify, user_data, &err);
         vast_list_free(&reals);

@@ -8,6 +8,7 @@
 #include "api.h"
 #include "check.h"
 #include "platform.h"
+#include "vbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,12 @@ static void device_set_name(struct _cl_device_id *dev)
     cl_device_type *type = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_TYPE, &size);
     dev->type = type ? *type : CL_DEVICE_TYPE_DEFAULT;
     free(type);
+    const struct _cl_icd_dispatch *d = dev->backend->dispatch;
+    cl_uint align_bits = 1024;
+    d->clGetDeviceInfo(dev->real, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof dev->real_max_alloc, &dev->real_max_alloc, NULL);
+    d->clGetDeviceInfo(dev->real, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof dev->real_global_mem, &dev->real_global_mem, NULL);
+    d->clGetDeviceInfo(dev->real, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    dev->base_align_bytes = align_bits / 8 ? align_bits / 8 : 1;
 }
 
 void vast_device_init_root(struct _cl_device_id *dev, struct vast_backend *be, cl_device_id real)
@@ -171,6 +178,13 @@ cl_int vast_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size
         return answer_extensions(device, param_value_size, param_value, param_value_size_ret);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION:
         return answer_extensions_versioned(device, param_value_size, param_value, param_value_size_ret);
+    case CL_DEVICE_GLOBAL_MEM_SIZE:
+    case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
+        if (device->is_root) { /* virtual buffers: as large as the host can back */
+            cl_ulong bytes = vast_virtual_memory_bytes();
+            return vast_info_answer(&bytes, sizeof bytes, param_value_size, param_value, param_value_size_ret);
+        }
+        __attribute__((fallthrough)); /* sub-devices' contexts keep real buffers */
     default:
         VAST_PASS(device->backend, device->real, clGetDeviceInfo, device->real, param_name, param_value_size,
                   param_value, param_value_size_ret);

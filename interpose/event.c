@@ -108,6 +108,11 @@ cl_int vast_clGetEventInfo(cl_event event, cl_event_info param_name, size_t para
                                 param_value_size_ret);
     case CL_EVENT_REFERENCE_COUNT:
         return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+    case CL_EVENT_COMMAND_TYPE:
+        if (event->command != 0)
+            return vast_info_answer(&event->command, sizeof event->command, param_value_size, param_value,
+                                    param_value_size_ret);
+        __attribute__((fallthrough));
     default:
         VAST_PASS(event->context->backend, event->real, clGetEventInfo, event->real, param_name, param_value_size,
                   param_value, param_value_size_ret);
@@ -118,6 +123,14 @@ cl_int vast_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name
                                     void *param_value, size_t *param_value_size_ret)
 {
     VAST_CHECK(event, VAST_MAGIC_EVENT, CL_INVALID_EVENT);
+    if (event->command != 0) { /* a virtual command: VAST timed it (host monotonic clock) */
+        VAST_RETURN_IF(!event->timed, CL_PROFILING_INFO_NOT_AVAILABLE, "the queue does not profile");
+        VAST_RETURN_IF(param_name < CL_PROFILING_COMMAND_QUEUED || param_name > CL_PROFILING_COMMAND_COMPLETE,
+                       CL_INVALID_VALUE, "profiling query 0x%x", (unsigned)param_name);
+        size_t i = param_name == CL_PROFILING_COMMAND_COMPLETE ? 3 : param_name - CL_PROFILING_COMMAND_QUEUED;
+        return vast_info_answer(&event->times[i], sizeof(cl_ulong), param_value_size, param_value,
+                                param_value_size_ret);
+    }
     VAST_PASS(event->context->backend, event->real, clGetEventProfilingInfo, event->real, param_name,
               param_value_size, param_value, param_value_size_ret);
 }

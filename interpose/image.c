@@ -18,6 +18,8 @@ static cl_int image_desc_unwrap(const cl_image_desc *desc, cl_image_desc *real, 
     if (desc->buffer != NULL) {
         VAST_RETURN_IF(!vast_object_is(desc->buffer, VAST_MAGIC_MEM), CL_INVALID_IMAGE_DESCRIPTOR,
                        "image_desc->buffer %p is not a VAST memory object", (void *)desc->buffer);
+        VAST_RETURN_IF(desc->buffer->pc != NULL, CL_INVALID_OPERATION,
+                       "images made from virtual buffers are not supported");
         real->buffer = desc->buffer->real;
         *parent = desc->buffer;
     }
@@ -129,6 +131,7 @@ cl_int vast_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem sr
 {
     CHECK_MEM(src_image);
     CHECK_MEM(dst_buffer);
+    VAST_RETURN_IF(dst_buffer->pc != NULL, CL_INVALID_OPERATION, "image <-> virtual buffer copies are not supported");
     VAST_ENQUEUE(command_queue, clEnqueueCopyImageToBuffer, num_events_in_wait_list, event_wait_list, event,
                  src_image->real, dst_buffer->real, src_origin, region, dst_offset);
 }
@@ -140,6 +143,7 @@ cl_int vast_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem sr
 {
     CHECK_MEM(src_buffer);
     CHECK_MEM(dst_image);
+    VAST_RETURN_IF(src_buffer->pc != NULL, CL_INVALID_OPERATION, "image <-> virtual buffer copies are not supported");
     VAST_ENQUEUE(command_queue, clEnqueueCopyBufferToImage, num_events_in_wait_list, event_wait_list, event,
                  src_buffer->real, dst_image->real, src_offset, dst_origin, region);
 }

@@ -6,7 +6,10 @@
  */
 #include "api.h"
 #include "check.h"
+#include "launch.h"
 #include "mem.h"
+#include "pagecache.h"
+#include "vbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 static void kernel_destroy(struct vast_object *obj)
 {
     cl_kernel k = (cl_kernel)obj;
+    vast_launch_kernel_free(k);
     if (k->real != NULL)
         k->program->context->backend->dispatch->clReleaseKernel(k->real);
     VAST_RELEASE(k->program);
@@ -30,6 +34,8 @@ static cl_kernel kernel_wrap(cl_program program, cl_kernel real)
     k->real = real;
     k->program = program;
     VAST_RETAIN(program);
+    program->context->backend->dispatch->clGetKernelInfo(real, CL_KERNEL_FUNCTION_NAME, sizeof k->name, k->name,
+                                                         NULL);
     return k;
 }
 
@@ -82,7 +88,12 @@ cl_kernel vast_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
     cl_kernel real = fn_(source_kernel->real, &err);
     VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real clCloneKernel failed");
     cl_kernel k = kernel_wrap(source_kernel->program, real);
-    vast_set_error(errcode_ret, k ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY);
+    cl_int err2 = k ? vast_launch_clone(source_kernel, k) : CL_OUT_OF_HOST_MEMORY;
+    if (k != NULL && err2 != CL_SUCCESS) {
+        VAST_RELEASE(k);
+        k = NULL;
+    }
+    vast_set_error(errcode_ret, err2);
     return k;
 }
 
@@ -106,10 +117,13 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
     void *value = NULL;
+    cl_mem vbuf = NULL;
     if (arg_value != NULL && arg_size == sizeof value) {
         memcpy(&value, arg_value, sizeof value);
         if (value != NULL && vast_registry_contains(value)) {
-            if (vast_object_is(value, VAST_MAGIC_MEM))
+            if (vast_object_is(value, VAST_MAGIC_MEM) && vast_mem_is_virtual((cl_mem)value))
+                vbuf = value; /* bound at launch (launch.c) */
+            else if (vast_object_is(value, VAST_MAGIC_MEM))
                 value = ((cl_mem)value)->real;
             else if (vast_object_is(value, VAST_MAGIC_SAMPLER))
                 value = ((cl_sampler)value)->real;
@@ -118,7 +132,14 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
             arg_value = &value;
         }
     }
-    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArg, kernel->real, arg_index, arg_size, arg_value);
+    VAST_RETURN_IF(vbuf != NULL && vbuf->context != kernel->program->context, CL_INVALID_MEM_OBJECT,
+                   "argument %u is a buffer of another context", arg_index);
+    cl_int err = CL_SUCCESS;
+    if (vbuf == NULL) {
+        cl_api_clSetKernelArg fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArg);
+        err = fn(kernel->real, arg_index, arg_size, arg_value);
+    }
+    return err == CL_SUCCESS ? vast_launch_record_arg(kernel, arg_index, arg_size, arg_value, vbuf) : err;
 }
 
 cl_int vast_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
@@ -204,6 +225,9 @@ cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel ker
                                    const cl_event *event_wait_list, cl_event *event)
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    if (vast_launch_needs_vast(kernel))
+        return vast_launch_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                                   local_work_size, num_events_in_wait_list, event_wait_list, event);
     VAST_ENQUEUE(command_queue, clEnqueueNDRangeKernel, num_events_in_wait_list, event_wait_list, event, kernel->real,
                  work_dim, global_work_offset, global_work_size, local_work_size);
 }
@@ -216,6 +240,55 @@ cl_int vast_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_u
                                        event_wait_list, event);
 }
 
+/* A native kernel on virtual buffers runs in the calling thread, as a virtual command, on the
+ * backing stores: each buffer is brought up to date on the host, handed to the function as
+ * its host address, and what the function wrote is then carried to pages still resident. */
+static cl_int run_native_on_hosts(void(CL_CALLBACK *user_func)(void *), void *args, size_t cb_args,
+                                  cl_uint n, const cl_mem *mems, const void **locs)
+{
+    char *copy = malloc(cb_args ? cb_args : 1);
+    struct vast_host_write **tokens = calloc(n ? n : 1, sizeof *tokens);
+    cl_int err = (copy && tokens) ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        memcpy(copy, args, cb_args);
+    for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
+        size_t at = (size_t)((const char *)locs[i] - (const char *)args);
+        int st = pagecache_flush_range(mems[i]->pc, 0, mems[i]->size);
+        if (st == VAST_PC_OK)
+            st = pagecache_begin_host_write(mems[i]->pc, 0, mems[i]->size, &tokens[i]);
+        err = at > cb_args || cb_args - at < sizeof(void *) ? CL_INVALID_VALUE : vast_pc_error(st);
+        void *host = pagecache_buffer_host(mems[i]->pc);
+        if (err == CL_SUCCESS)
+            memcpy(copy + at, &host, sizeof host);
+    }
+    if (err == CL_SUCCESS)
+        user_func(copy);
+    for (cl_uint i = 0; i < n && tokens; i++)
+        if (tokens[i] != NULL && pagecache_end_host_write(tokens[i]) != VAST_PC_OK)
+            err = CL_OUT_OF_RESOURCES;
+    free(tokens);
+    free(copy);
+    return err;
+}
+
+static cl_int native_on_virtual(cl_command_queue q, void(CL_CALLBACK *user_func)(void *), void *args, size_t cb_args,
+                                cl_uint n, const cl_mem *mems, const void **locs, cl_uint num_events,
+                                const cl_event *wait_list, cl_event *event)
+{
+    VAST_CHECK(q, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_RETURN_IF(args == NULL || locs == NULL, CL_INVALID_VALUE, "memory objects without argument block");
+    for (cl_uint i = 0; i < n; i++) {
+        VAST_RETURN_IF(!vast_object_is(mems[i], VAST_MAGIC_MEM) || !vast_mem_is_virtual(mems[i]) ||
+                           mems[i]->context != q->context,
+                       CL_INVALID_MEM_OBJECT, "mem_list[%u] is not a buffer of the queue's context", i);
+        for (cl_uint j = 0; j < i; j++) /* one host write per root buffer at a time */
+            VAST_RETURN_IF((mems[j]->parent ? mems[j]->parent : mems[j]) == (mems[i]->parent ? mems[i]->parent : mems[i]),
+                           CL_INVALID_OPERATION, "a native kernel takes one view of each virtual buffer");
+    }
+    VAST_VCMD(q, num_events, wait_list, event, CL_COMMAND_NATIVE_KERNEL,
+              run_native_on_hosts(user_func, args, cb_args, n, mems, locs));
+}
+
 /* Native kernels: the argument block holds VAST memory handles at args_mem_loc; the real
  * driver needs a block holding real ones, at the same offsets. */
 cl_int vast_clEnqueueNativeKernel(cl_command_queue command_queue, void(CL_CALLBACK *user_func)(void *), void *args,
@@ -225,6 +298,10 @@ cl_int vast_clEnqueueNativeKernel(cl_command_queue command_queue, void(CL_CALLBA
 {
     VAST_RETURN_IF(num_mem_objects > 0 && (args == NULL || mem_list == NULL || args_mem_loc == NULL), CL_INVALID_VALUE,
                    "memory objects without argument block");
+    for (cl_uint i = 0; i < num_mem_objects; i++)
+        if (vast_object_is(mem_list[i], VAST_MAGIC_MEM) && vast_mem_is_virtual(mem_list[i]))
+            return native_on_virtual(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc,
+                                     num_events_in_wait_list, event_wait_list, event);
     struct vast_list mems;
     cl_int err = vast_unwrap_mems(num_mem_objects, mem_list, &mems);
     if (err != CL_SUCCESS)

@@ -55,7 +55,14 @@ struct vast_backend {
     unsigned version;                        /* major * 10 + minor, e.g. 30 */
     char name[128];
     char library[512];
+    cl_context shared; /* the one real context of virtualised contexts (context.c) */
 };
+
+struct vast_pool;
+struct vast_pc_buffer;
+struct vast_backing;
+struct vast_launch_kernel;
+struct vast_launch_program;
 
 struct _cl_platform_id {
     struct vast_object obj;
@@ -69,6 +76,13 @@ struct _cl_device_id {
     struct _cl_device_id *parent; /* sub-devices only: retained */
     bool is_root;                 /* root devices live as long as the library */
     char name[288];               /* "VAST: <real name>" */
+    cl_ulong real_max_alloc;      /* the real device's CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    cl_ulong real_global_mem;
+    cl_uint base_align_bytes;     /* CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8 */
+    /* The device page cache (root devices; made on first use under obj.lock, vbuf.c). */
+    struct vast_pool *pool;
+    void *devops;
+    cl_command_queue pool_queue; /* real in-order queue of the shared context */
 };
 
 struct _cl_context {
@@ -79,6 +93,7 @@ struct _cl_context {
     cl_device_id *devices; /* VAST devices, retained */
     cl_context_properties *properties; /* as the application gave them (VAST platform) */
     size_t properties_size;            /* bytes, 0 when none were given */
+    bool virtual_buffers; /* on the backend's shared real context: buffers are virtual */
 };
 
 struct _cl_command_queue {
@@ -86,13 +101,26 @@ struct _cl_command_queue {
     cl_command_queue real;
     cl_context context; /* retained */
     cl_device_id device;
+    bool profiling;     /* CL_QUEUE_PROFILING_ENABLE */
 };
+
+struct vast_map;
+struct vast_destructor_callback;
 
 struct _cl_mem {
     struct vast_object obj;
-    cl_mem real;
+    cl_mem real;         /* NULL for virtual buffers */
     cl_context context;  /* retained */
     cl_mem parent;       /* sub-buffer's buffer or an image's buffer: retained */
+    /* Virtual buffers (vbuf.c): the page cache's view, and what OpenCL queries report. */
+    struct vast_pc_buffer *pc;
+    struct vast_backing *backing; /* root virtual buffers own it */
+    cl_device_id home;            /* the device whose page cache holds the pages */
+    cl_mem_flags flags;
+    size_t size, offset;          /* offset: in the parent, for sub-buffers */
+    void *host_ptr;               /* CL_MEM_USE_HOST_PTR's pointer */
+    struct vast_map *maps;        /* active mappings (obj.lock) */
+    struct vast_destructor_callback *destructors;
 };
 
 struct _cl_sampler {
@@ -107,12 +135,15 @@ struct _cl_program {
     cl_context context;        /* retained */
     char *source;              /* concatenated source, NULL for binaries and IL */
     char *options;             /* the last build options (for translation later) */
+    struct vast_launch_program *launch; /* translation and paged program (launch.c) */
 };
 
 struct _cl_kernel {
     struct vast_object obj;
     cl_kernel real;
     cl_program program; /* retained */
+    char name[256];
+    struct vast_launch_kernel *launch; /* argument record and paged variant (launch.c) */
 };
 
 struct _cl_event {
@@ -120,6 +151,9 @@ struct _cl_event {
     cl_event real;
     cl_context context;     /* retained */
     cl_command_queue queue; /* retained; NULL for user events */
+    cl_command_type command; /* virtual commands: what CL_EVENT_COMMAND_TYPE reports */
+    bool timed;              /* virtual commands on a profiling queue: times[] is valid */
+    cl_ulong times[4];       /* QUEUED, SUBMIT, START, END in ns (host monotonic clock) */
 };
 
 /* Initialise the head: refcount 1, type `magic`. */

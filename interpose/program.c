@@ -6,6 +6,7 @@
 #include "api.h"
 #include "callback.h"
 #include "check.h"
+#include "launch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static void program_destroy(struct vast_object *obj)
 {
     cl_program p = (cl_program)obj;
     cl_program real = atomic_load(&p->real);
+    vast_launch_program_free(p);
     if (real != NULL)
         p->context->backend->dispatch->clReleaseProgram(real);
     free(p->source);

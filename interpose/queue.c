@@ -28,6 +28,9 @@ static cl_command_queue queue_wrap(cl_context context, cl_device_id device, cl_c
     q->real = real;
     q->context = context;
     q->device = device;
+    cl_command_queue_properties props = 0;
+    context->backend->dispatch->clGetCommandQueueInfo(real, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    q->profiling = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
     VAST_RETAIN(context);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return q;

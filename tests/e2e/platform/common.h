@@ -19,7 +19,7 @@
         }                                                                                         \
     } while (0)
 
-static const char *test_kernel_source =
+static const char *test_kernel_source __attribute__((unused)) =
     "__kernel void scale(__global const int *in, __global int *out, int factor) {\n"
     "    size_t i = get_global_id(0);\n"
     "    out[i] = in[i] * factor + (int)i;\n"
