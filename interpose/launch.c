@@ -12,6 +12,7 @@
 #include "devops_opencl.h"
 #include "pagecache.h"
 #include "platform.h"
+#include "stats.h"
 #include "translate.h"
 #include "vbuf.h"
 
@@ -248,6 +249,7 @@ static cl_int bind_args(cl_kernel k, struct vast_pool *pool, struct bound_arg **
         vast_error("kernel '%s' needs %zu MiB of buffers resident but the device budget is %zu MiB: partitioned "
                    "execution is not implemented yet (VAST_DEVICE_MEMORY)",
                    k->name, total * pool->page_size >> 20, pool->nframes * pool->page_size >> 20);
+        vast_stats_launch(k->name, VAST_MODE_REFUSED, 0);
         return CL_OUT_OF_RESOURCES;
     }
     for (size_t i = 0; i < *n; i++) {
@@ -507,16 +509,21 @@ static cl_int launch_bound(cl_command_queue q, cl_kernel k, struct vast_pool *po
     if (force || !all_contiguous)
         tk = paged_kernel(k, q->device, &pk);
     cl_int err;
+    cl_ulong t0 = vast_now_ns();
+    enum vast_launch_mode mode = VAST_MODE_REFUSED;
     if (tk != NULL) {
+        mode = VAST_MODE_PAGED;
         err = run_paged(q, k, pool, b, n, tk, pk, sh);
     } else if (all_contiguous) {
         if (force)
             vast_info("kernel '%s' has no paged variant: it runs direct despite VAST_FORCE_PAGED", k->name);
+        mode = VAST_MODE_DIRECT;
         err = run_direct(q, k, pool, b, n, sh);
     } else {
         vast_error("kernel '%s': its buffers are resident but not contiguous, and it has no paged variant", k->name);
         err = CL_OUT_OF_RESOURCES;
     }
+    vast_stats_launch(k->name, mode, (vast_now_ns() - t0) * 1e-9);
     if (err == CL_SUCCESS)
         mark_written(b, n, tk);
     return err;

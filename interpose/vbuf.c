@@ -12,6 +12,7 @@
 #include "check.h"
 #include "devops_opencl.h"
 #include "pagecache.h"
+#include "stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ static int pool_create(cl_device_id dev, cl_int *err)
         *err = vast_pc_error(st);
         return st;
     }
+    vast_stats_start();
     vast_info("page cache of %s: %zu MiB in %zu chunk(s), %zu KiB pages", dev->name,
               dev->pool->nframes * page >> 20, dev->pool->nchunks, page >> 10);
     return VAST_PC_OK;

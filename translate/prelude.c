@@ -11,75 +11,87 @@
 
 /* Geometry shared by both variants: the original launch as the runtime passed it. */
 #define TR_GEOMETRY                                                                       \
-    "ulong vast_gsize_of(uint d, vast_ctx *cx) { return d == 0 ? cx->gsize.s0 : d == 1 ? " \
+    "ulong vast_gsize_of(uint d, __local vast_ctx *cx) { return d == 0 ? cx->gsize.s0 : d == 1 ? " \
     "cx->gsize.s1 : d == 2 ? cx->gsize.s2 : 1; }\n"                                        \
-    "size_t vast_get_global_size(uint d, vast_ctx *cx) { return (size_t)vast_gsize_of(d, " \
+    "size_t vast_get_global_size(uint d, __local vast_ctx *cx) { return (size_t)vast_gsize_of(d, " \
     "cx); }\n"                                                                             \
-    "size_t vast_get_global_offset(uint d, vast_ctx *cx) { return (size_t)(d == 0 ? "      \
+    "size_t vast_get_global_offset(uint d, __local vast_ctx *cx) { return (size_t)(d == 0 ? "      \
     "cx->goff.s0 : d == 1 ? cx->goff.s1 : d == 2 ? cx->goff.s2 : 0); }\n"                  \
-    "size_t vast_get_num_groups(uint d, vast_ctx *cx) { return (size_t)(vast_gsize_of(d, " \
+    "size_t vast_get_num_groups(uint d, __local vast_ctx *cx) { return (size_t)(vast_gsize_of(d, " \
     "cx) / get_local_size(d)); }\n"                                                        \
-    "size_t vast_get_group_id(uint d, vast_ctx *cx) { if (d > 2) return 0; return "        \
+    "size_t vast_get_group_id(uint d, __local vast_ctx *cx) { if (d > 2) return 0; return "        \
     "get_group_id(d) + (get_global_offset(d) - vast_get_global_offset(d, cx)) / "          \
     "get_local_size(d); }\n"                                                               \
-    "ulong vast_flat_group(vast_ctx *cx) { return vast_get_group_id(0, cx) + "             \
+    "ulong vast_flat_group(__local vast_ctx *cx) { return vast_get_group_id(0, cx) + "             \
     "vast_get_num_groups(0, cx) * (vast_get_group_id(1, cx) + vast_get_num_groups(1, cx) " \
     "* vast_get_group_id(2, cx)); }\n"
 
+/* The context lives in __local memory: its fields are the same for the whole work-group,
+ * one work-item fills it and the kernel's first statement after that is an unconditional
+ * barrier; only then does the guard return. A private context whose address is passed to
+ * helpers and that stays live across a barrier following the guard's `return` is
+ * miscompiled by PoCL 3.1 (pthread device, loops and cbs): measured, some work-items then
+ * skip the application's own early `return` (FDTD3d, tests/e2e/translate case
+ * fdtd_guard). Per-work-item state is kept out of the context: a work-item's fault is seen
+ * through the volatile wg_fault it wrote itself, and the log's repeat filter is per
+ * work-group (an atomic exchange). */
 static const char paged_prelude[] =
     "/* VAST paged-access program (translate ABI 1): every __global access goes through "
     "the look-ahead page table. */\n"
     "typedef struct { __global const uint *lpt; __global uchar *pool0; __global uchar "
     "*pool1; __global uchar *pool2; __global uchar *pool3; __global uchar *scratch; "
-    "__global uint *faults; __local volatile int *wg_fault; ulong4 gsize; ulong4 goff; "
-    "ulong lpt_entries; ulong mask; ulong flat; ulong last_fault; uint shift; int faulted; "
-    "} vast_ctx;\n" TR_GEOMETRY
-    "void vast_fault(vast_ctx *cx, ulong vp, uint kind) { cx->faulted = 1; *cx->wg_fault "
-    "= 1; if (vp == cx->last_fault) return; cx->last_fault = vp; uint k = "
+    "__global uint *faults; ulong4 gsize; ulong4 goff; ulong lpt_entries; ulong mask; ulong "
+    "flat; uint shift; volatile int wg_fault; volatile uint last_fault; } vast_ctx;\n"
+    TR_GEOMETRY
+    "void vast_fault(__local vast_ctx *cx, ulong vp, uint kind) { cx->wg_fault = 1; if (vp "
+    "< 0xffffffffu && atomic_xchg(&cx->last_fault, (uint)vp) == (uint)vp) return; uint k = "
     "atomic_inc(cx->faults); if (k < cx->faults[1]) { __global uint *e = cx->faults + 4 + "
     "4 * (ulong)k; e[0] = (uint)cx->flat; e[1] = (uint)vp; e[2] = (uint)(vp >> 32); e[3] "
     "= kind; } }\n"
-    "__global uchar *vast_frame(ulong va, vast_ctx *cx, uint kind) { ulong vp = va >> "
-    "cx->shift; uint e = vp < cx->lpt_entries ? cx->lpt[vp] : 0xffffffffu; if (e == "
+    "__global uchar *vast_frame(ulong va, __local vast_ctx *cx, uint kind) { ulong vp = va "
+    ">> cx->shift; uint e = vp < cx->lpt_entries ? cx->lpt[vp] : 0xffffffffu; if (e == "
     "0xffffffffu) { vast_fault(cx, vp, kind); return 0; } uint c = e >> 30; __global uchar "
     "*b = c == 0 ? cx->pool0 : c == 1 ? cx->pool1 : c == 2 ? cx->pool2 : cx->pool3; return "
     "b + ((ulong)(e & 0x3fffffffu) << cx->shift) + (va & cx->mask); }\n"
-    "__global uchar *vast_trr(ulong va, vast_ctx *cx) { __global uchar *p = vast_frame(va, "
-    "cx, 1); return p ? p : cx->scratch + (va & cx->mask); }\n"
-    "__global uchar *vast_trw(ulong va, vast_ctx *cx) { __global uchar *p = vast_frame(va, "
-    "cx, 2); if (!p || cx->faulted || *cx->wg_fault) return cx->scratch + cx->mask + 1 + "
-    "(va & cx->mask); return p; }\n"
-    "int vast_begin(vast_ctx *cx, __local volatile int *wgf, __global const uint *lpt, "
-    "__global uchar *p0, __global uchar *p1, __global uchar *p2, __global uchar *p3, "
-    "__global uchar *scratch, __global uint *faults, ulong4 gsize, ulong4 goff, ulong4 cfg) "
-    "{ cx->lpt = lpt; cx->pool0 = p0; cx->pool1 = p1; cx->pool2 = p2; cx->pool3 = p3; "
-    "cx->scratch = scratch; cx->faults = faults; cx->wg_fault = wgf; cx->gsize = gsize; "
-    "cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << cx->shift) - 1; "
-    "cx->lpt_entries = cfg.s1; cx->faulted = 0; cx->last_fault = ~(ulong)0; cx->flat = "
-    "vast_flat_group(cx); if (cx->flat < cfg.s2 || cx->flat >= cfg.s3) return 1; if "
-    "(get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) *wgf = 0; "
-    "barrier(CLK_LOCAL_MEM_FENCE); return 0; }\n";
+    "__global uchar *vast_trr(ulong va, __local vast_ctx *cx) { __global uchar *p = "
+    "vast_frame(va, cx, 1); return p ? p : cx->scratch + (va & cx->mask); }\n"
+    "__global uchar *vast_trw(ulong va, __local vast_ctx *cx) { __global uchar *p = "
+    "vast_frame(va, cx, 2); if (!p || cx->wg_fault) return cx->scratch + cx->mask + 1 + (va "
+    "& cx->mask); return p; }\n"
+    "void vast_init(__local vast_ctx *cx, __global const uint *lpt, __global uchar *p0, "
+    "__global uchar *p1, __global uchar *p2, __global uchar *p3, __global uchar *scratch, "
+    "__global uint *faults, ulong4 gsize, ulong4 goff, ulong4 cfg) { if (get_local_id(0) != "
+    "0 || get_local_id(1) != 0 || get_local_id(2) != 0) return; cx->lpt = lpt; cx->pool0 = "
+    "p0; cx->pool1 = p1; cx->pool2 = p2; cx->pool3 = p3; cx->scratch = scratch; cx->faults "
+    "= faults; cx->gsize = gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = "
+    "((ulong)1 << cx->shift) - 1; cx->lpt_entries = cfg.s1; cx->wg_fault = 0; "
+    "cx->last_fault = 0xffffffffu; cx->flat = vast_flat_group(cx); }\n"
+    "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
+    "cx->flat >= cfg.s3; }\n";
 
 static const char inspect_prelude[] =
     "/* VAST inspector program (translate ABI 1): every __global access marks its page in "
     "the page accessed set; loads yield 0, stores vanish. */\n"
     "typedef struct { __global uchar *pas; __global uchar *scratch; __global uint *status; "
-    "ulong4 gsize; ulong4 goff; ulong pas_pages; ulong mask; ulong budget; uint shift; } "
-    "vast_ctx;\n" TR_GEOMETRY
-    "void vast_mark(ulong va, vast_ctx *cx) { ulong vp = va >> cx->shift; if (vp < "
+    "ulong4 gsize; ulong4 goff; ulong pas_pages; ulong mask; ulong budget; ulong flat; uint "
+    "shift; } vast_ctx;\n" TR_GEOMETRY
+    "void vast_mark(ulong va, __local vast_ctx *cx) { ulong vp = va >> cx->shift; if (vp < "
     "cx->pas_pages) cx->pas[vp] = 1; else atomic_inc(cx->status + 1); }\n"
-    "__global uchar *vast_trr(ulong va, vast_ctx *cx) { vast_mark(va, cx); return "
+    "__global uchar *vast_trr(ulong va, __local vast_ctx *cx) { vast_mark(va, cx); return "
     "cx->scratch + (va & cx->mask); }\n"
-    "__global uchar *vast_trw(ulong va, vast_ctx *cx) { vast_mark(va, cx); return "
+    "__global uchar *vast_trw(ulong va, __local vast_ctx *cx) { vast_mark(va, cx); return "
     "cx->scratch + cx->mask + 1 + (va & cx->mask); }\n"
-    "int vast_step(uint *n, vast_ctx *cx) { if (++*n <= cx->budget) return 1; "
+    "int vast_step(uint *n, __local vast_ctx *cx) { if (++*n <= cx->budget) return 1; "
     "cx->status[0] = 1; return 0; }\n"
-    "int vast_begin(vast_ctx *cx, __global uchar *pas, __global uchar *scratch, __global "
-    "uint *status, ulong4 gsize, ulong4 goff, ulong4 cfg, ulong4 pascfg) { cx->gsize = "
-    "gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << cx->shift) - "
-    "1; cx->pas_pages = cfg.s1; cx->budget = pascfg.s1; cx->scratch = scratch; cx->status = "
-    "status; ulong flat = vast_flat_group(cx); if (flat < cfg.s2 || flat >= cfg.s3) return "
-    "1; cx->pas = pas + (flat / pascfg.s0) * cfg.s1; return 0; }\n";
+    "void vast_init(__local vast_ctx *cx, __global uchar *pas, __global uchar *scratch, "
+    "__global uint *status, ulong4 gsize, ulong4 goff, ulong4 cfg, ulong4 pascfg) { if "
+    "(get_local_id(0) != 0 || get_local_id(1) != 0 || get_local_id(2) != 0) return; "
+    "cx->gsize = gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << "
+    "cx->shift) - 1; cx->pas_pages = cfg.s1; cx->budget = pascfg.s1; cx->scratch = "
+    "scratch; cx->status = status; cx->flat = vast_flat_group(cx); cx->pas = pas + "
+    "(cx->flat / pascfg.s0) * cfg.s1; }\n"
+    "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
+    "cx->flat >= cfg.s3; }\n";
 
 const char *tr_prelude(enum tr_variant v)
 {
@@ -101,13 +113,14 @@ const char *tr_kernel_params(enum tr_variant v)
 const char *tr_kernel_prologue(enum tr_variant v)
 {
     return v == TR_PAGED
-               ? " __local volatile int vast_wg_fault; vast_ctx vast_cx_s; vast_ctx *vast_cx "
-                 "= &vast_cx_s; if (vast_begin(vast_cx, &vast_wg_fault, vast_lpt, "
-                 "vast_pool0, vast_pool1, vast_pool2, vast_pool3, vast_scratch, vast_faults, "
-                 "vast_gsize, vast_goff, vast_cfg)) return;"
-               : " vast_ctx vast_cx_s; vast_ctx *vast_cx = &vast_cx_s; if "
-                 "(vast_begin(vast_cx, vast_pas, vast_scratch, vast_status, vast_gsize, "
-                 "vast_goff, vast_cfg, vast_pascfg)) return;";
+               ? " __local vast_ctx vast_cx_s; __local vast_ctx *vast_cx = &vast_cx_s; "
+                 "vast_init(vast_cx, vast_lpt, vast_pool0, vast_pool1, vast_pool2, "
+                 "vast_pool3, vast_scratch, vast_faults, vast_gsize, vast_goff, vast_cfg); "
+                 "barrier(CLK_LOCAL_MEM_FENCE); if (vast_outside(vast_cx, vast_cfg)) return;"
+               : " __local vast_ctx vast_cx_s; __local vast_ctx *vast_cx = &vast_cx_s; "
+                 "vast_init(vast_cx, vast_pas, vast_scratch, vast_status, vast_gsize, "
+                 "vast_goff, vast_cfg, vast_pascfg); barrier(CLK_LOCAL_MEM_FENCE); if "
+                 "(vast_outside(vast_cx, vast_cfg)) return;";
 }
 
 /* ---- vector loads and stores ----------------------------------------------------- */
@@ -174,7 +187,7 @@ static void emit_load(struct strbuf *d, const char *name, const struct vec_op *o
     vec_type(rt, sizeof rt, op->half ? "float" : elem, op->n);
     const char *pt = op->half ? "half" : elem;
     unsigned stride = op->aligned && op->n == 3 ? 4 : op->n;
-    strbuf_printf(d, "%s %s(size_t vast_o, ulong vast_va, vast_ctx *vast_cx) { ulong va = "
+    strbuf_printf(d, "%s %s(size_t vast_o, ulong vast_va, __local vast_ctx *vast_cx) { ulong va = "
                      "vast_va + vast_o * %u; if (((va ^ (va + %u)) >> vast_cx->shift) == 0) "
                      "return %s(0, (const __global %s *)vast_trr(va, vast_cx)); return ",
                   rt, fn, stride * es, op->n * es - 1, name, pt);
@@ -198,7 +211,7 @@ static void emit_store(struct strbuf *d, const char *name, const struct vec_op *
     vec_type(vt, sizeof vt, elem, op->n);
     const char *pt = op->half ? "half" : elem;
     unsigned stride = op->aligned && op->n == 3 ? 4 : op->n;
-    strbuf_printf(d, "void %s(%s vast_v, size_t vast_o, ulong vast_va, vast_ctx *vast_cx) "
+    strbuf_printf(d, "void %s(%s vast_v, size_t vast_o, ulong vast_va, __local vast_ctx *vast_cx) "
                      "{ ulong va = vast_va + vast_o * %u; if (((va ^ (va + %u)) >> "
                      "vast_cx->shift) == 0) { %s(vast_v, 0, (__global %s *)vast_trw(va, "
                      "vast_cx)); return; }",

@@ -2,7 +2,7 @@
  * Kernels: each __global pointer parameter becomes `ulong vast_va_<name>` and the body
  * re-declares <name> with its original type, holding the virtual address; the ABI
  * parameters (prelude.c) are appended and the prologue sets up the translation context.
- * Other functions of the program get `vast_ctx *vast_cx` appended (walk.c appends the
+ * Other functions of the program get `__local vast_ctx *vast_cx` appended (walk.c appends the
  * argument at their call sites). Called by walk.c once per function. */
 #include "internal.h"
 
@@ -123,7 +123,7 @@ void tr_rewrite_signature(struct tr_unit *u, struct tr_fn *fn, unsigned body_ope
     }
     for (int v = 0; v < TR_VARIANTS; v++)
         strbuf_printf(&add[v], "%s%s", comma ? ", " : "",
-                      fn->is_kernel ? tr_kernel_params(v) : "vast_ctx *vast_cx");
+                      fn->is_kernel ? tr_kernel_params(v) : "__local vast_ctx *vast_cx");
     tr_edit_add(&u->edits, at, 0, 0, add[TR_PAGED].data, add[TR_INSPECT].data);
     if (body_open) {
         struct strbuf pro[TR_VARIANTS] = {{0}};

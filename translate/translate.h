@@ -38,7 +38,9 @@
  * get_num_groups, get_global_size, get_global_offset report the original launch.
  * Fault: a page without frame. Loads read the zero page, stores go to the sink; the
  * work-group sets a __local flag and all its later global stores go to the sink; the
- * page is appended to the fault log (consecutive repeats by one work-item dropped).
+ * page is appended to the fault log (a page below 2^32 - 1 equal to the last one the
+ * work-group logged is dropped). The context is __local: every kernel opens with one
+ * barrier that all work-items reach, before the guard.
  * Fault log (uint words): [0] count (atomic; may exceed capacity = overflow: rerun the
  * whole range), [1] capacity in entries (runtime sets), [2..3] 0; entry k at 4+4k:
  * {flat work-group id, virtual page low 32, virtual page high 32, 1 = read / 2 = write}.

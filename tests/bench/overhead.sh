@@ -2,7 +2,8 @@
 # Per-call overhead of VAST's pass-through against calling the real platform directly.
 # Usage: tests/bench/overhead.sh BUILD_DIR [real-platform-name] [scale]
 # Runs the same program three times in one go: directly on the real platform, through VAST
-# as an ICD (OCL_ICD_VENDORS) and under LD_PRELOAD, and prints a Markdown table.
+# as an ICD (OCL_ICD_VENDORS for ocl-icd, OCL_ICD_FILENAMES for the Khronos loader that
+# CUDA ships) and under LD_PRELOAD, and prints a Markdown table.
 set -euo pipefail
 build=${1:?build dir}
 real=${2:-Portable}
@@ -13,7 +14,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo "$lib" > "$dir/vast.icd"
 "$bin" "$real" "$scale" > "$dir/direct"
-OCL_ICD_VENDORS=$dir "$bin" VAST "$scale" > "$dir/icd"
+OCL_ICD_VENDORS=$dir OCL_ICD_FILENAMES=$lib "$bin" VAST "$scale" > "$dir/icd"
 LD_PRELOAD=$lib "$bin" VAST "$scale" > "$dir/preload"
 echo "| call | $real direct | VAST (ICD) | VAST (LD_PRELOAD) | ICD / direct |"
 echo "|---|---|---|---|---|"

@@ -4,7 +4,7 @@
  * every buffer; the inspector's page set per work-group must equal the pages the paged
  * kernel touches (traced through the fault log with no page resident), or contain them
  * for data-dependent kernels. A deliberately wrong page table must make the comparison
- * fail. Exit status 0 only if everything holds. */
+ * fail. Exit status 0 only if everything holds. Arguments: [case [runs]]. */
 #include "corpus.h"
 #include "translate.h"
 #include "vspace.h"
@@ -459,6 +459,7 @@ static void init_cl(void)
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
+    int repeat = argc > 2 ? atoi(argv[2]) : 1; /* runs of each selected case */
     setvbuf(stdout, NULL, _IOLBF, 0);
     init_cl();
     static char ext[8192];
@@ -484,7 +485,7 @@ int main(int argc, char **argv)
             const struct translate_kernel *m = find_meta(t, kc->name);
             run++;
             int bad = !m || !m->paged_ok;
-            if (!bad)
+            for (int k = 0; k < repeat && !bad; k++)
                 bad = run_case(orig, paged, insp, m, kc, !strcmp(kc->name, "vadd"));
             printf("%s %s\n", bad ? "FAIL" : "ok  ", kc->name);
             passed += !bad;

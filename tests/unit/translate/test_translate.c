@@ -91,7 +91,7 @@ static void test_metadata_through_helpers(void **state)
     assert_true(k->uses_global_atomics);
     assert_true(k->data_dependent_addresses);
     assert_non_null(strstr(r->paged_source, "put(p, i, (*(const __global float *)"));
-    assert_non_null(strstr(r->paged_source, "float v, vast_ctx *vast_cx)"));
+    assert_non_null(strstr(r->paged_source, "float v, __local vast_ctx *vast_cx)"));
     translate_result_free(r);
 }
 
