@@ -5,6 +5,10 @@
  * chunks sized from its memory, double-buffered over two in-order queues (chunk k+1's
  * transfers overlap chunk k's kernels). Same kernel, same hash.
  *
+ * --window N keeps x and y whole on the device but launches each iteration as kernels over
+ * sub-buffer windows of N floats (how applications process a large buffer piece by piece):
+ * through VAST, only a window's pages need to be on the device at a time.
+ *
  * Verification: bit-identical to one of the two roundings OpenCL allows for a * x + y
  * (fused multiply-add or a rounded product then a rounded sum), replayed per iteration. */
 #include "sample.h"
@@ -48,7 +52,24 @@ static cl_mem create_buffer(cl_context context, size_t bytes, const char *what)
     return m;
 }
 
-static double run_whole(const struct setup *s, unsigned iterations, size_t n, const float *x, float *y)
+/* One iteration over sub-buffer windows of `window` floats (a multiple of 1024: 4 KiB). */
+static void enqueue_windows(cl_command_queue q, const struct setup *s, cl_mem dx, cl_mem dy, size_t n, size_t window)
+{
+    for (size_t first = 0; first < n; first += window) {
+        size_t count = n - first < window ? n - first : window;
+        cl_buffer_region r = {first * sizeof(float), count * sizeof(float)};
+        cl_int err;
+        cl_mem wx = clCreateSubBuffer(dx, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+        CL_CHECK_ERR(err, "clCreateSubBuffer(x window)");
+        cl_mem wy = clCreateSubBuffer(dy, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+        CL_CHECK_ERR(err, "clCreateSubBuffer(y window)");
+        enqueue_saxpy(q, s, wx, wy, count);
+        clReleaseMemObject(wx);
+        clReleaseMemObject(wy);
+    }
+}
+
+static double run_whole(const struct setup *s, unsigned iterations, size_t n, size_t window, const float *x, float *y)
 {
     cl_int err;
     size_t bytes = n * sizeof(float);
@@ -59,8 +80,12 @@ static double run_whole(const struct setup *s, unsigned iterations, size_t n, co
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(q, dx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
     CL_CHECK(clEnqueueWriteBuffer(q, dy, CL_FALSE, 0, bytes, y, 0, NULL, NULL));
-    for (unsigned it = 0; it < iterations; it++)
-        enqueue_saxpy(q, s, dx, dy, n);
+    for (unsigned it = 0; it < iterations; it++) {
+        if (window != 0 && window < n)
+            enqueue_windows(q, s, dx, dy, n, window);
+        else
+            enqueue_saxpy(q, s, dx, dy, n);
+    }
     /* y is in and out: poison the host copy so that a read that does not happen cannot pass. */
     CL_CHECK(clFinish(q));
     memset(y, 0xff, bytes);
@@ -128,15 +153,20 @@ static double run_partitioned(const struct setup *s, const struct sample_args *a
 
 int main(int argc, char **argv)
 {
-    size_t n = 1 << 20;
+    size_t n = 1 << 20, window = 0;
     struct sample_args args = {0};
     const struct sample_size_flag flags[] = {
         {"--size", "-n", &n, "number of floats per vector"},
+        {"--window", NULL, &window, "floats per kernel launch over sub-buffer windows (0: whole)"},
     };
-    sample_parse_args(argc, argv, "streaming y = a * x + y", &args, flags, 1, true);
+    sample_parse_args(argc, argv, "streaming y = a * x + y", &args, flags, 2, true);
+    window = window / 1024 * 1024;
     size_t bytes = n * sizeof(float);
-    printf("saxpy: n=%zu (%.3f GiB total), %u iterations%s\n", n, 2.0 * (double)bytes / (1u << 30),
-           args.iterations, args.partitioned ? ", partitioned" : "");
+    printf("saxpy: n=%zu (%.3f GiB total), %u iterations%s", n, 2.0 * (double)bytes / (1u << 30), args.iterations,
+           args.partitioned ? ", partitioned" : "");
+    if (window != 0 && !args.partitioned)
+        printf(", windows of %zu floats", window);
+    printf("\n");
 
     struct setup s;
     cl_platform_id platform;
@@ -159,7 +189,7 @@ int main(int argc, char **argv)
     CL_CHECK_ERR(err, "clCreateKernel(saxpy)");
 
     double seconds = args.partitioned ? run_partitioned(&s, &args, n, x, y)
-                                      : run_whole(&s, args.iterations, n, x, y);
+                                      : run_whole(&s, args.iterations, n, window, x, y);
     printf("bandwidth: %.3f GB/s\n", 12.0 * (double)n * args.iterations / seconds * 1e-9);
 
     struct sample_checker check;
