@@ -166,12 +166,10 @@ static cl_int check_virtual(cl_command_queue q, cl_mem m, size_t offset, size_t 
     return CL_SUCCESS;
 }
 
-static cl_mem root_of(cl_mem m) { return m->parent ? m->parent : m; }
-
 static bool ranges_overlap(cl_mem a, size_t a_off, cl_mem b, size_t b_off, size_t size)
 {
     size_t x = a->offset + a_off, y = b->offset + b_off;
-    return root_of(a) == root_of(b) && x < y + size && y < x + size;
+    return vast_mem_root(a) == vast_mem_root(b) && x < y + size && y < x + size;
 }
 
 /* A rect's defaults and checks (the specification's rules for pitches and bounds). */

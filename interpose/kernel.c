@@ -282,7 +282,7 @@ static cl_int native_on_virtual(cl_command_queue q, void(CL_CALLBACK *user_func)
                            mems[i]->context != q->context,
                        CL_INVALID_MEM_OBJECT, "mem_list[%u] is not a buffer of the queue's context", i);
         for (cl_uint j = 0; j < i; j++) /* one host write per root buffer at a time */
-            VAST_RETURN_IF((mems[j]->parent ? mems[j]->parent : mems[j]) == (mems[i]->parent ? mems[i]->parent : mems[i]),
+            VAST_RETURN_IF(vast_mem_root(mems[j]) == vast_mem_root(mems[i]),
                            CL_INVALID_OPERATION, "a native kernel takes one view of each virtual buffer");
     }
     VAST_VCMD(q, num_events, wait_list, event, CL_COMMAND_NATIVE_KERNEL,

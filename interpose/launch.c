@@ -21,7 +21,7 @@
 
 struct vast_arg {
     bool set;
-    size_t size;
+    size_t size, capacity; /* capacity: bytes allocated at value, reused by later calls */
     void *value; /* the bytes given to the real kernel (real handles), NULL for __local */
     cl_mem vbuf; /* the virtual buffer the application passed, or NULL */
 };
@@ -73,14 +73,25 @@ cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, cons
     cl_int err = s == NULL ? CL_OUT_OF_HOST_MEMORY : index >= s->num_args ? CL_INVALID_ARG_INDEX : CL_SUCCESS;
     if (err == CL_SUCCESS) {
         struct vast_arg *a = &s->args[index];
-        void *copy = real_value ? malloc(size ? size : 1) : NULL;
-        if (real_value != NULL && copy == NULL) {
-            err = CL_OUT_OF_HOST_MEMORY;
-        } else {
-            if (copy != NULL)
-                memcpy(copy, real_value, size);
+        if (real_value == NULL) { /* __local: a size and no value */
             free(a->value);
-            *a = (struct vast_arg){true, size, copy, vbuf};
+            a->value = NULL;
+            a->capacity = 0;
+        } else if (a->capacity < size) { /* applications set the same argument again and again */
+            void *grown = realloc(a->value, size ? size : 1);
+            if (grown == NULL) {
+                err = CL_OUT_OF_HOST_MEMORY;
+            } else {
+                a->value = grown;
+                a->capacity = size ? size : 1;
+            }
+        }
+        if (err == CL_SUCCESS) {
+            if (real_value != NULL)
+                memcpy(a->value, real_value, size);
+            a->set = true;
+            a->size = size;
+            a->vbuf = vbuf;
         }
     }
     pthread_mutex_unlock(&kernel->obj.lock);

@@ -16,6 +16,9 @@
 
 static inline bool vast_mem_is_virtual(cl_mem m) { return m != NULL && m->pc != NULL; }
 
+/* The buffer a sub-buffer views, or the buffer itself: views of one root share its pages. */
+static inline cl_mem vast_mem_root(cl_mem m) { return m->parent ? m->parent : m; }
+
 /* What a virtual device reports as its memory and largest allocation. */
 cl_ulong vast_virtual_memory_bytes(void);
 
