@@ -68,6 +68,7 @@ int main(int argc, char **argv)
     sample_parse_args(argc, argv, "Black-Scholes option pricing", &args, flags, 1, false);
     size_t bytes = n * sizeof(float);
     printf("BlackScholes: n=%zu options (%.3f GiB total)\n", n, 5.0 * (double)bytes / (1u << 30));
+    sample_report_data(5.0 * (double)bytes);
 
     cl_platform_id platform;
     cl_device_id device;

@@ -68,6 +68,7 @@ int main(int argc, char **argv)
     size_t points = dimx * dimy * dimz, bytes = points * sizeof(float);
     printf("FDTD3d: %zu x %zu x %zu, radius %d, %u steps (%.3f GiB total)\n", dimx, dimy, dimz,
            RADIUS, args.iterations, 2.0 * (double)bytes / (1u << 30));
+    sample_report_data(2.0 * (double)bytes);
 
     cl_platform_id platform;
     cl_device_id device;

@@ -126,6 +126,7 @@ int main(int argc, char **argv)
     }
     size_t pixels = w * h, bytes = pixels * sizeof(cl_uint);
     printf(NAME ": %zu x %zu (%.3f GiB total)\n", w, h, 2.0 * (double)bytes / (1u << 30));
+    sample_report_data(2.0 * (double)bytes);
 
     cl_platform_id platform;
     cl_device_id device;

@@ -209,6 +209,7 @@ int main(int argc, char **argv)
     size_t bytes = n * n * sizeof(float);
     printf("MatrixMul: n=%zu (%.3f GiB total)%s\n", n, 3.0 * (double)bytes / (1u << 30),
            args.partitioned ? ", partitioned" : "");
+    sample_report_data(3.0 * (double)bytes);
 
     struct setup s = {.n = n};
     cl_platform_id platform;

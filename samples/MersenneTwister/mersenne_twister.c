@@ -117,6 +117,7 @@ int main(int argc, char **argv)
     size_t per = n / RNG_COUNT, bytes = n * sizeof(float);
     printf("MersenneTwister: n=%zu numbers, %d generators x %zu (%.3f GiB total)\n", n, RNG_COUNT,
            per, 2.0 * (double)bytes / (1u << 30));
+    sample_report_data(2.0 * (double)bytes);
 
     cl_platform_id platform;
     cl_device_id device;

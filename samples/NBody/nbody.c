@@ -101,6 +101,7 @@ int main(int argc, char **argv)
     size_t bytes = n * sizeof(cl_float4);
     printf("NBody: n=%zu bodies, %u steps (%.3f GiB total)\n", n, args.iterations,
            4.0 * (double)bytes / (1u << 30));
+    sample_report_data(4.0 * (double)bytes);
 
     cl_platform_id platform;
     cl_device_id device;

@@ -53,6 +53,7 @@ int main(int argc, char **argv)
     if (groups > MAX_GROUPS)
         groups = MAX_GROUPS;
     printf("Reduction: n=%zu (%.3f GiB), %zu work-groups\n", n, (double)bytes / (1u << 30), groups);
+    sample_report_data((double)bytes);
 
     cl_platform_id platform;
     cl_device_id device;

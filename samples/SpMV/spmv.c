@@ -45,6 +45,7 @@ int main(int argc, char **argv)
     size_t nnz = rows * width;
     printf("SpMV: %zu x %zu, %zu per row (%.3f GiB total)\n", rows, ncols, width,
            ((double)nnz * 8 + (double)ncols * 4 + (double)rows * 4) / (1u << 30));
+    sample_report_data((double)nnz * 8 + (double)ncols * 4 + (double)rows * 4);
 
     cl_platform_id platform;
     cl_device_id device;

@@ -398,6 +398,11 @@ void sample_report_mismatch(size_t *errors, const char *fmt, ...)
     ++*errors;
 }
 
+void sample_report_data(double bytes)
+{
+    printf("data: %.0f bytes\n", bytes);
+}
+
 int sample_finish(const char *name, bool pass, double seconds, uint64_t hash)
 {
     printf("time: %.6f s\n", seconds);

@@ -97,6 +97,10 @@ bool sample_checker_next(struct sample_checker *c, size_t *index);
 void sample_report_mismatch(size_t *errors, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Print "data: <bytes> bytes": the bytes of the buffers the kernels use (the working set that
+ * test scripts and the benchmark harness size device budgets by). */
+void sample_report_data(double bytes);
+
 /* Print "time: <s> s", "hash: <16 hex>" and "PASS" or "FAIL"; return the exit code. */
 int sample_finish(const char *name, bool pass, double seconds, uint64_t hash);
 

@@ -167,6 +167,7 @@ int main(int argc, char **argv)
     if (window != 0 && !args.partitioned)
         printf(", windows of %zu floats", window);
     printf("\n");
+    sample_report_data(2.0 * (double)bytes);
 
     struct setup s;
     cl_platform_id platform;

@@ -24,6 +24,7 @@ int main(int argc, char **argv)
     };
     sample_parse_args(argc, argv, "c = a + b over float vectors", &args, flags, 1, false);
     printf("vecadd: n=%zu (%.3f GiB total)\n", n, 3.0 * (double)n * sizeof(float) / (1u << 30));
+    sample_report_data(3.0 * (double)n * sizeof(float));
 
     cl_platform_id platform;
     cl_device_id device;
