@@ -118,17 +118,18 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
     void *value = NULL;
     cl_mem vbuf = NULL;
+    struct vast_object *held = NULL; /* the VAST object behind a real handle value */
     if (arg_value != NULL && arg_size == sizeof value) {
         memcpy(&value, arg_value, sizeof value);
         if (value != NULL && vast_registry_contains(value)) {
             if (vast_object_is(value, VAST_MAGIC_MEM) && vast_mem_is_virtual((cl_mem)value))
                 vbuf = value; /* bound at launch (launch.c) */
             else if (vast_object_is(value, VAST_MAGIC_MEM))
-                value = ((cl_mem)value)->real;
+                held = value, value = ((cl_mem)value)->real;
             else if (vast_object_is(value, VAST_MAGIC_SAMPLER))
-                value = ((cl_sampler)value)->real;
+                held = value, value = ((cl_sampler)value)->real;
             else if (vast_object_is(value, VAST_MAGIC_QUEUE))
-                value = ((cl_command_queue)value)->real;
+                held = value, value = ((cl_command_queue)value)->real;
             arg_value = &value;
         }
     }
@@ -139,7 +140,7 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
         cl_api_clSetKernelArg fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArg);
         err = fn(kernel->real, arg_index, arg_size, arg_value);
     }
-    return err == CL_SUCCESS ? vast_launch_record_arg(kernel, arg_index, arg_size, arg_value, vbuf) : err;
+    return err == CL_SUCCESS ? vast_launch_record_arg(kernel, arg_index, arg_size, arg_value, vbuf, held) : err;
 }
 
 cl_int vast_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)

@@ -1,12 +1,15 @@
 /*
- * launch.c: kernel launches on virtual buffers (see launch.h). A launch is a virtual command
- * (vbuf.h): it waits for the queue, pins every page of its buffer arguments in the device
- * page cache, runs, marks written pages dirty, unpins. The paged program is translated and
- * built once per program, on first need, for the launching device.
+ * launch.c: kernel launches on virtual buffers (see launch.h): the argument record, the
+ * capture of a launch at enqueue time, the choice of mode, and direct mode. Paged and
+ * partitioned execution live in paged.c and partition.c; the real kernels of each variant in
+ * variant.c.
  */
 #include "launch.h"
 
 #include "../icd/config.h"
+#include "launch_int.h"
+#include "trace.h"
+#include "variant.h"
 #include "api.h"
 #include "check.h"
 #include "devops_opencl.h"
@@ -19,32 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct vast_arg {
-    bool set;
-    size_t size, capacity; /* capacity: bytes allocated at value, reused by later calls */
-    void *value; /* the bytes given to the real kernel (real handles), NULL for __local */
-    cl_mem vbuf; /* the virtual buffer the application passed, or NULL */
-};
-
 struct vast_launch_kernel {
     cl_uint num_args;
     struct vast_arg *args;
-    cl_kernel paged; /* the real paged kernel, made on first paged launch */
-};
-
-struct vast_launch_program {
-    bool tried;
-    struct translate_result *tr;
-    cl_program paged; /* real, on the shared context */
-};
-
-/* One virtual buffer argument of a launch: its pinned pages and where they live. */
-struct bound_arg {
-    cl_uint index;
-    cl_mem m;
-    size_t first, count;
-    struct vast_frame_loc *locs;
-    bool pinned;
 };
 
 static struct vast_launch_kernel *kernel_state(cl_kernel k)
@@ -66,7 +46,8 @@ static struct vast_launch_kernel *kernel_state(cl_kernel k)
     return s;
 }
 
-cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf)
+cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf,
+                              struct vast_object *held)
 {
     pthread_mutex_lock(&kernel->obj.lock);
     struct vast_launch_kernel *s = kernel_state(kernel);
@@ -92,6 +73,7 @@ cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, cons
             a->set = true;
             a->size = size;
             a->vbuf = vbuf;
+            a->held = held;
         }
     }
     pthread_mutex_unlock(&kernel->obj.lock);
@@ -115,7 +97,7 @@ cl_int vast_launch_clone(cl_kernel from, cl_kernel to)
     for (cl_uint i = 0; from->launch != NULL && i < from->launch->num_args && err == CL_SUCCESS; i++) {
         struct vast_arg *a = &from->launch->args[i];
         if (a->set)
-            err = vast_launch_record_arg(to, i, a->size, a->value, a->vbuf);
+            err = vast_launch_record_arg(to, i, a->size, a->value, a->vbuf, a->held);
     }
     pthread_mutex_unlock(&from->obj.lock);
     return err;
@@ -124,158 +106,129 @@ cl_int vast_launch_clone(cl_kernel from, cl_kernel to)
 void vast_launch_kernel_free(cl_kernel kernel)
 {
     struct vast_launch_kernel *s = kernel->launch;
+    vast_variant_kernel_free(kernel);
     if (s == NULL)
         return;
     for (cl_uint i = 0; i < s->num_args; i++)
         free(s->args[i].value);
-    if (s->paged != NULL)
-        kernel->program->context->backend->dispatch->clReleaseKernel(s->paged);
     free(s->args);
     free(s);
 }
 
-void vast_launch_program_free(cl_program program)
+void vast_launch_program_free(cl_program program) { vast_variant_program_free(program); }
+
+/* ---- capture ---- */
+
+void vast_launch_cmd_free(struct vast_launch_cmd *cmd)
 {
-    struct vast_launch_program *s = program->launch;
-    if (s == NULL)
+    if (cmd == NULL)
         return;
-    if (s->paged != NULL)
-        program->context->backend->dispatch->clReleaseProgram(s->paged);
-    if (s->tr != NULL)
-        translate_result_free(s->tr);
-    free(s);
+    for (cl_uint i = 0; cmd->args != NULL && i < cmd->num_args; i++) {
+        struct vast_arg *a = &cmd->args[i];
+        if (a->vbuf != NULL)
+            VAST_RELEASE(a->vbuf);
+        if (a->held != NULL)
+            vast_object_release(a->held);
+        free(a->value);
+    }
+    free(cmd->args);
+    VAST_RELEASE(cmd->kernel);
+    VAST_RELEASE(cmd->queue);
+    free(cmd);
 }
 
-/* ---- the paged program ---- */
-
-static void log_build_failure(struct vast_backend *be, cl_program real, cl_device_id dev, cl_program app)
+/* Copy the argument record into cmd (kernel lock held): every argument must be set. */
+static cl_int capture_args(struct vast_launch_cmd *cmd, struct vast_launch_kernel *s)
 {
-    size_t size = 0;
-    be->dispatch->clGetProgramBuildInfo(real, dev->real, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
-    char *log = calloc(1, size + 1);
-    if (log != NULL)
-        be->dispatch->clGetProgramBuildInfo(real, dev->real, CL_PROGRAM_BUILD_LOG, size, log, NULL);
-    vast_error("the paged variant of program %p does not build on %s:\n%.2000s", (void *)app, dev->name,
-               log ? log : "");
-    free(log);
+    cl_kernel k = cmd->kernel;
+    VAST_RETURN_IF(s == NULL, CL_OUT_OF_HOST_MEMORY, "argument record of '%s'", k->name);
+    cmd->args = calloc(s->num_args ? s->num_args : 1, sizeof *cmd->args);
+    VAST_RETURN_IF(cmd->args == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
+    cmd->num_args = s->num_args;
+    for (cl_uint i = 0; i < s->num_args; i++) {
+        const struct vast_arg *a = &s->args[i];
+        struct vast_arg *c = &cmd->args[i];
+        VAST_RETURN_IF(!a->set, CL_INVALID_KERNEL_ARGS, "argument %u of kernel '%s' is not set", i, k->name);
+        VAST_RETURN_IF(a->vbuf != NULL && !vast_object_is(a->vbuf, VAST_MAGIC_MEM), CL_INVALID_KERNEL_ARGS,
+                       "argument %u of kernel '%s' is a released buffer", i, k->name);
+        VAST_RETURN_IF(a->held != NULL && !vast_registry_contains(a->held), CL_INVALID_KERNEL_ARGS,
+                       "argument %u of kernel '%s' is a released object", i, k->name);
+        c->set = true;
+        c->size = a->size;
+        if (a->value != NULL) {
+            c->value = malloc(a->size ? a->size : 1);
+            VAST_RETURN_IF(c->value == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
+            memcpy(c->value, a->value, a->size);
+        }
+        if ((c->vbuf = a->vbuf) != NULL)
+            VAST_RETAIN(c->vbuf);
+        if ((c->held = a->held) != NULL)
+            vast_object_retain(c->held);
+    }
+    return CL_SUCCESS;
 }
 
-/* Translate and build the program's paged variant once (program lock held). */
-static void program_translate(cl_program p, cl_device_id dev, struct vast_launch_program *s)
+cl_int vast_launch_capture(cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t *offset,
+                           const size_t *global, const size_t *local, struct vast_launch_cmd **out)
 {
-    s->tried = true;
-    if (p->source == NULL) {
-        vast_warn("program %p was not created from source: its kernels cannot be paged", (void *)p);
-        return;
+    *out = NULL;
+    VAST_CHECK(q, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_CHECK(k, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    VAST_RETURN_IF(k->program->context != q->context, CL_INVALID_CONTEXT, "kernel and queue of different contexts");
+    VAST_RETURN_IF(work_dim < 1 || work_dim > 3, CL_INVALID_WORK_DIMENSION, "work_dim %u", work_dim);
+    VAST_RETURN_IF(global == NULL, CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL");
+    for (cl_uint i = 0; i < work_dim; i++) {
+        VAST_RETURN_IF(global[i] == 0, CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size[%u] is 0", i);
+        VAST_RETURN_IF(local != NULL && (local[i] == 0 || global[i] % local[i]), CL_INVALID_WORK_GROUP_SIZE,
+                       "local_work_size[%u] = %zu does not divide %zu", i, local ? local[i] : 0, global[i]);
     }
-    size_t size;
-    char *ext = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_EXTENSIONS, &size);
-    cl_bool images = CL_FALSE;
-    dev->backend->dispatch->clGetDeviceInfo(dev->real, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
-    struct translate_options opts = {p->options, ext, images, NULL};
-    if (translate_program(p->source, &opts, &s->tr) != 0) {
-        vast_warn("program %p cannot be translated: %s", (void *)p, s->tr && s->tr->error ? s->tr->error : "?");
-        free(ext);
-        return;
+    struct vast_launch_cmd *cmd = calloc(1, sizeof *cmd);
+    VAST_RETURN_IF(cmd == NULL, CL_OUT_OF_HOST_MEMORY, "launch");
+    cmd->queue = q;
+    cmd->kernel = k;
+    VAST_RETAIN(q);
+    VAST_RETAIN(k);
+    struct launch_shape *sh = &cmd->sh;
+    sh->dims = work_dim;
+    sh->local_given = local != NULL;
+    for (cl_uint i = 0; i < 3; i++) {
+        sh->offset[i] = offset != NULL && i < work_dim ? offset[i] : 0;
+        sh->global[i] = i < work_dim ? global[i] : 1;
+        sh->local[i] = local != NULL && i < work_dim ? local[i] : 1;
     }
-    free(ext);
-    for (size_t i = 0; i < s->tr->num_diags; i++) {
-        struct translate_diag *dg = &s->tr->diags[i];
-        vast_warn("kernel '%s' cannot be paged: %s (%s:%u): %s", dg->kernel ? dg->kernel : "*", dg->construct,
-                  dg->file ? dg->file : "?", dg->line, dg->message);
+    pthread_mutex_lock(&k->obj.lock);
+    cl_int err = capture_args(cmd, kernel_state(k));
+    pthread_mutex_unlock(&k->obj.lock);
+    if (err != CL_SUCCESS) {
+        vast_launch_cmd_free(cmd);
+        return err;
     }
-    struct vast_backend *be = dev->backend;
-    cl_int err;
-    const char *src = s->tr->paged_source;
-    s->paged = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, &err);
-    if (s->paged != NULL &&
-        be->dispatch->clBuildProgram(s->paged, 1, &dev->real, s->tr->build_options, NULL, NULL) != CL_SUCCESS) {
-        log_build_failure(be, s->paged, dev, p);
-        be->dispatch->clReleaseProgram(s->paged);
-        s->paged = NULL;
-    }
-    vast_info("program %p translated in %.1f ms: %zu kernel(s)", (void *)p, s->tr->seconds * 1e3, s->tr->num_kernels);
+    *out = cmd;
+    return CL_SUCCESS;
 }
 
-/* The kernel's translation metadata and real paged kernel, or NULL (with the reason logged). */
-static const struct translate_kernel *paged_kernel(cl_kernel k, cl_device_id dev, cl_kernel *real)
-{
-    cl_program p = k->program;
-    pthread_mutex_lock(&p->obj.lock);
-    if (p->launch == NULL)
-        p->launch = calloc(1, sizeof *p->launch);
-    struct vast_launch_program *s = p->launch;
-    if (s != NULL && !s->tried)
-        program_translate(p, dev, s);
-    pthread_mutex_unlock(&p->obj.lock);
-    const struct translate_kernel *tk = NULL;
-    for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels && tk == NULL; i++)
-        if (!strcmp(s->tr->kernels[i].name, k->name))
-            tk = &s->tr->kernels[i];
-    if (tk == NULL || !tk->paged_ok || s->paged == NULL)
-        return NULL;
-    if (k->launch->paged == NULL) {
-        cl_int err;
-        k->launch->paged = dev->backend->dispatch->clCreateKernel(s->paged, k->name, &err);
-    }
-    *real = k->launch->paged;
-    return *real ? tk : NULL;
-}
+/* ---- direct mode ---- */
 
-/* ---- residency ---- */
+/* One virtual buffer argument pinned for a direct launch. */
+struct bound_arg {
+    cl_uint index;
+    cl_mem m;
+    size_t first, count;
+    struct vast_frame_loc *locs;
+    bool pinned;
+};
 
-static void unbind(struct bound_arg *b, size_t n)
+static void unbind(struct bound_arg *b, size_t n, bool dirty, const struct vast_launch_cmd *cmd)
 {
     for (size_t i = 0; i < n; i++) {
+        if (b[i].pinned && dirty && !(b[i].m->flags & CL_MEM_READ_ONLY))
+            pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
         if (b[i].pinned)
             pagecache_unpin_range(b[i].m->pc, b[i].first, b[i].count);
         free(b[i].locs);
     }
     free(b);
-}
-
-/* Pin every page of every virtual buffer argument; *n bound. CL_OUT_OF_RESOURCES when they
- * cannot be resident together. */
-static cl_int bind_args(cl_kernel k, struct vast_pool *pool, struct bound_arg **out, size_t *n)
-{
-    struct vast_launch_kernel *s = k->launch;
-    struct bound_arg *b = calloc(s->num_args ? s->num_args : 1, sizeof *b);
-    *out = b;
-    *n = 0;
-    VAST_RETURN_IF(b == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
-    size_t total = 0;
-    for (cl_uint i = 0; i < s->num_args; i++) {
-        cl_mem m = s->args[i].vbuf;
-        if (m == NULL)
-            continue;
-        VAST_RETURN_IF(!vast_object_is(m, VAST_MAGIC_MEM), CL_INVALID_MEM_OBJECT, "argument %u was released", i);
-        struct bound_arg *a = &b[(*n)++];
-        a->index = i;
-        a->m = m;
-        if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
-            return CL_INVALID_MEM_OBJECT;
-        total += a->count;
-    }
-    if (total > pool->nframes) {
-        vast_error("kernel '%s' needs %zu MiB of buffers resident but the device budget is %zu MiB: partitioned "
-                   "execution is not implemented yet (VAST_DEVICE_MEMORY)",
-                   k->name, total * pool->page_size >> 20, pool->nframes * pool->page_size >> 20);
-        vast_stats_launch(k->name, VAST_MODE_REFUSED, 0);
-        return CL_OUT_OF_RESOURCES;
-    }
-    for (size_t i = 0; i < *n; i++) {
-        struct bound_arg *a = &b[i];
-        a->locs = malloc(a->count * sizeof *a->locs);
-        VAST_RETURN_IF(a->locs == NULL, CL_OUT_OF_HOST_MEMORY, "page locations");
-        int st = pagecache_make_resident(a->m->pc, a->first, a->count, VAST_PC_PIN, a->locs);
-        if (st != VAST_PC_OK) {
-            vast_error("kernel '%s': cannot make argument %u resident: %s", k->name, a->index,
-                       pagecache_status_string(st));
-            return st == VAST_PC_ERR_NO_FRAMES ? CL_OUT_OF_RESOURCES : vast_pc_error(st);
-        }
-        a->pinned = true;
-    }
-    return CL_SUCCESS;
+    (void)cmd;
 }
 
 static bool contiguous(const struct vast_pool *pool, const struct bound_arg *a)
@@ -286,257 +239,208 @@ static bool contiguous(const struct vast_pool *pool, const struct bound_arg *a)
     return true;
 }
 
-/* Pages the launch may have written become dirty: every buffer not read-only to kernels,
- * narrowed by the translator's per-argument metadata where it is known. */
-static void mark_written(struct bound_arg *b, size_t n, const struct translate_kernel *tk)
+/* Pin every buffer argument; *all_contiguous when each is one run of frames in one chunk. */
+static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, struct bound_arg *b, size_t *n,
+                       bool *all_contiguous)
 {
-    for (size_t i = 0; i < n; i++) {
-        bool may_write = !(b[i].m->flags & CL_MEM_READ_ONLY);
-        if (tk != NULL && b[i].index < tk->num_args)
-            may_write = may_write && (tk->args[b[i].index].access & TRANSLATE_WRITE);
-        if (may_write)
-            pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
+    *n = 0;
+    *all_contiguous = true;
+    for (cl_uint i = 0; i < cmd->num_args; i++) {
+        cl_mem m = cmd->args[i].vbuf;
+        if (m == NULL)
+            continue;
+        struct bound_arg *a = &b[(*n)++];
+        a->index = i;
+        a->m = m;
+        if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
+            return CL_INVALID_MEM_OBJECT;
+        a->locs = malloc(a->count * sizeof *a->locs);
+        VAST_RETURN_IF(a->locs == NULL, CL_OUT_OF_HOST_MEMORY, "page locations");
+        int st = pagecache_make_resident(m->pc, a->first, a->count, VAST_PC_PIN, a->locs);
+        if (st != VAST_PC_OK)
+            return st == VAST_PC_ERR_NO_FRAMES ? CL_OUT_OF_RESOURCES : vast_pc_error(st);
+        a->pinned = true;
+        *all_contiguous = *all_contiguous && contiguous(pool, a);
     }
+    return CL_SUCCESS;
 }
 
-struct launch_shape {
-    cl_uint dims;
-    const size_t *offset, *global, *local;
-};
-
-static cl_int run_direct(cl_command_queue q, cl_kernel k, struct vast_pool *pool, struct bound_arg *b, size_t n,
-                         const struct launch_shape *sh)
+/* The application's own kernel on real sub-buffers of the pool's chunks. */
+static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                         struct bound_arg *b, size_t n)
 {
-    const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
+    const struct _cl_icd_dispatch *d = cmd->queue->context->backend->dispatch;
+    cl_kernel kr = vast_variant_take(cmd->kernel, VAST_VARIANT_ORIGINAL, cmd->queue->device);
     cl_mem *views = calloc(n ? n : 1, sizeof *views);
-    VAST_RETURN_IF(views == NULL, CL_OUT_OF_HOST_MEMORY, "views");
-    cl_int err = CL_SUCCESS;
+    cl_int err = kr != NULL && views != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; i < cmd->num_args && err == CL_SUCCESS; i++)
+        if (cmd->args[i].vbuf == NULL)
+            err = d->clSetKernelArg(kr, i, cmd->args[i].size, cmd->args[i].value);
     for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
         cl_buffer_region r = {b[i].locs[0].offset + (b[i].m->offset & (pool->page_size - 1)), b[i].m->size};
         views[i] = d->clCreateSubBuffer(pagecache_devops_opencl_mem(b[i].locs[0].chunk), CL_MEM_READ_WRITE,
                                         CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
         if (err == CL_SUCCESS)
-            err = d->clSetKernelArg(k->real, b[i].index, sizeof(cl_mem), &views[i]);
+            err = d->clSetKernelArg(kr, b[i].index, sizeof(cl_mem), &views[i]);
     }
+    const struct launch_shape *sh = &cmd->sh;
+    uint64_t t0 = vast_now_ns();
     if (err == CL_SUCCESS)
-        err = d->clEnqueueNDRangeKernel(q->real, k->real, sh->dims, sh->offset, sh->global, sh->local, 0, NULL, NULL);
+        err = d->clEnqueueNDRangeKernel(rq, kr, sh->dims, sh->offset, sh->global, sh->local_given ? sh->local : NULL,
+                                        0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = d->clFinish(q->real);
+        err = d->clFinish(rq);
+    vast_trace_span(VAST_TRACK_KERNEL, cmd->kernel->name, t0, vast_now_ns(), "direct");
     for (size_t i = 0; i < n; i++)
-        if (views[i] != NULL)
+        if (views != NULL && views[i] != NULL)
             d->clReleaseMemObject(views[i]);
     free(views);
+    vast_variant_give(cmd->kernel, VAST_VARIANT_ORIGINAL, kr);
     return err;
 }
 
-/* The local size of a paged launch: the application's, the kernel's required one, or the
- * largest divisor of the first dimension up to 64 (the paged kernel needs an explicit one). */
-static void paged_local_size(const struct _cl_icd_dispatch *d, cl_kernel paged, cl_device_id dev,
-                             const struct launch_shape *sh, size_t local[3])
+/* Direct mode when every buffer fits and lands contiguous; *ran false when it does not apply. */
+static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool, bool *ran)
 {
-    for (cl_uint i = 0; i < 3; i++)
-        local[i] = sh->local ? (i < sh->dims ? sh->local[i] : 1) : 1;
-    if (sh->local != NULL)
-        return;
-    size_t reqd[3] = {0, 0, 0}, max = 64, kmax = 0;
-    d->clGetKernelWorkGroupInfo(paged, dev->real, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof reqd, reqd, NULL);
-    if (reqd[0] != 0) {
-        memcpy(local, reqd, sizeof reqd);
-        return;
+    *ran = false;
+    struct bound_arg *b = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *b);
+    VAST_RETURN_IF(b == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
+    size_t n = 0;
+    bool all_contiguous = false;
+    cl_int err = bind_all(cmd, pool, b, &n, &all_contiguous);
+    if (err == CL_SUCCESS && all_contiguous) {
+        *ran = true;
+        err = run_direct(cmd, rq, pool, b, n);
+    } else if (err == CL_OUT_OF_RESOURCES) {
+        err = CL_SUCCESS; /* other commands hold frames: the paged path pins less at a time */
     }
-    if (d->clGetKernelWorkGroupInfo(paged, dev->real, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) ==
-            CL_SUCCESS && kmax > 0 && kmax < max)
-        max = kmax;
-    for (size_t l = max; l >= 1; l--)
-        if (sh->global[0] % l == 0) {
-            local[0] = l;
-            break;
+    unbind(b, n, *ran, cmd);
+    return err;
+}
+
+/* ---- mode choice ---- */
+
+/* Pages of every buffer argument; CL_INVALID_OPERATION for a buffer of another device. */
+static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total)
+{
+    *total = 0;
+    for (cl_uint i = 0; i < cmd->num_args; i++) {
+        cl_mem m = cmd->args[i].vbuf;
+        size_t first, count;
+        if (m == NULL)
+            continue;
+        if (m->home != cmd->queue->device) {
+            vast_error("kernel '%s': argument %u lives in the page cache of %s, the queue is on %s", cmd->kernel->name,
+                       i, m->home->name, cmd->queue->device->name);
+            return CL_INVALID_OPERATION;
         }
-}
-
-/* A real buffer holding `bytes` copied from `host` (page table, scratch, fault log), written
- * on the launch's queue ahead of the kernel. Not CL_MEM_COPY_HOST_PTR: PoCL may fill such a
- * buffer lazily on another thread, and a kernel on it then read a zeroed page table
- * (measured: wrong results only with several PoCL threads). */
-static cl_mem real_buffer(cl_command_queue q, size_t bytes, const void *host, cl_int *err)
-{
-    const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
-    cl_mem m = d->clCreateBuffer(q->context->backend->shared, CL_MEM_READ_WRITE, bytes, NULL, err);
-    if (m != NULL && (*err = d->clEnqueueWriteBuffer(q->real, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL)) != CL_SUCCESS) {
-        d->clReleaseMemObject(m);
-        m = NULL;
+        if (vast_vbuf_pages(m, 0, m->size, &first, &count) != 0)
+            return CL_INVALID_MEM_OBJECT;
+        *total += count;
     }
-    return m;
+    return CL_SUCCESS;
 }
 
-#define FAULT_CAPACITY 1024u
-
-struct paged_launch {
-    cl_mem lpt, scratch, faults, constants[64];
-    size_t nconstants;
-};
-
-/* The virtual layout (each buffer argument page-aligned from page 1) and its page table. */
-static uint32_t *paged_layout(struct vast_pool *pool, struct bound_arg *b, size_t n, uint64_t *va, size_t *entries)
+/* Resident paged (one partition of every page) or partitioned. */
+static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                        const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
+                        struct vast_launch_counters *c)
 {
-    size_t cursor = 1;
-    for (size_t i = 0; i < n; i++)
-        cursor += b[i].count;
-    uint32_t *lpt = malloc(cursor * sizeof *lpt);
-    if (lpt == NULL)
-        return NULL;
-    lpt[0] = TRANSLATE_NO_FRAME;
-    cursor = 1;
-    for (size_t i = 0; i < n; i++) {
-        va[b[i].index] = (uint64_t)cursor * pool->page_size + (b[i].m->offset - b[i].first * pool->page_size);
-        for (size_t p = 0; p < b[i].count; p++) {
-            uint32_t f = b[i].locs[p].frame;
-            lpt[cursor++] = (uint32_t)(f / pool->frames_per_chunk) << TRANSLATE_LPT_CHUNK_SHIFT |
-                            (uint32_t)(f % pool->frames_per_chunk);
+    struct vast_paged r;
+    struct vast_partition *parts = NULL;
+    size_t nparts = 0;
+    cl_int err = vast_paged_open(&r, cmd, rq, pool, tk);
+    if (err == CL_SUCCESS && total <= pool->nframes) {
+        *mode = VAST_MODE_PAGED;
+        parts = calloc(1, sizeof *parts);
+        err = parts != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+        if (err == CL_SUCCESS) {
+            nparts = 1;
+            parts->end = r.total_groups;
+            parts->set = vast_paged_all_pages(&r, &parts->count);
+            err = parts->set != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
         }
-    }
-    *entries = cursor;
-    return lpt;
-}
-
-/* Set the paged kernel's original arguments: virtual addresses for global pointers, real
- * copies for virtual buffers passed as __constant, recorded values for the rest. */
-static cl_int paged_set_args(cl_command_queue q, cl_kernel k, cl_kernel pk, const struct translate_kernel *tk, const uint64_t *va,
-                             struct paged_launch *pl)
-{
-    struct vast_backend *be = k->program->context->backend;
-    cl_int err = CL_SUCCESS;
-    for (cl_uint i = 0; i < k->launch->num_args && err == CL_SUCCESS; i++) {
-        struct vast_arg *a = &k->launch->args[i];
-        enum translate_arg_kind kind = i < tk->num_args ? tk->args[i].kind : TRANSLATE_ARG_SCALAR;
-        if (kind == TRANSLATE_ARG_GLOBAL_POINTER) {
-            VAST_RETURN_IF(a->vbuf == NULL && a->value != NULL && *(void *const *)a->value != NULL,
-                           CL_INVALID_KERNEL_ARGS, "argument %u of '%s' is not a buffer of this context", i, k->name);
-            err = be->dispatch->clSetKernelArg(pk, i, sizeof(cl_ulong), &va[i]);
-        } else if (a->vbuf != NULL) { /* __constant: a real copy of the buffer */
-            VAST_RETURN_IF(pl->nconstants == 64, CL_OUT_OF_RESOURCES, "too many __constant buffers");
-            int st = pagecache_flush_range(a->vbuf->pc, 0, a->vbuf->size);
-            VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "flush of a __constant argument");
-            cl_mem c = real_buffer(q, a->vbuf->size, pagecache_buffer_host(a->vbuf->pc), &err);
-            if (c != NULL) {
-                pl->constants[pl->nconstants++] = c;
-                err = be->dispatch->clSetKernelArg(pk, i, sizeof c, &c);
-            }
-        } else if (a->set) {
-            err = be->dispatch->clSetKernelArg(pk, i, a->size, a->value);
+    } else if (err == CL_SUCCESS) {
+        *mode = VAST_MODE_PARTITIONED;
+        /* Half the budget per partition, so the next one loads while this one runs; when a
+         * work-group alone needs more, the whole budget without overlap. */
+        err = vast_partition_plan(&r, pool->nframes / 2, &parts, &nparts);
+        if (err == CL_OUT_OF_RESOURCES && pool->nframes / 2 < pool->nframes) {
+            vast_info("kernel '%s': planning again with the whole budget per partition (no overlap)", cmd->kernel->name);
+            err = vast_partition_plan(&r, pool->nframes, &parts, &nparts);
         }
     }
+    if (err == CL_SUCCESS)
+        err = vast_paged_run(&r, parts, nparts);
+    vast_partitions_free(parts, nparts);
+    struct vast_launch_counters rc = r.c;
+    vast_paged_close(&r);
+    c->build_ns += rc.build_ns;
+    c->partitions = rc.partitions;
+    c->faults = rc.faults;
+    c->retries = rc.retries;
+    c->inspector_ns = rc.inspector_ns;
+    c->plan_ns = rc.plan_ns;
+    c->transfer_ns = rc.transfer_ns;
+    c->kernel_ns = rc.kernel_ns;
     return err;
 }
 
-static cl_int paged_set_abi(cl_kernel k, cl_kernel pk, struct vast_pool *pool, struct paged_launch *pl,
-                            size_t entries, const struct launch_shape *sh, size_t groups)
+static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                      enum vast_launch_mode *mode, struct vast_launch_counters *c)
 {
-    const struct _cl_icd_dispatch *d = k->program->context->backend->dispatch;
-    cl_uint n = k->launch->num_args;
-    cl_int err = d->clSetKernelArg(pk, n++, sizeof(cl_mem), &pl->lpt);
-    for (size_t c = 0; c < TRANSLATE_MAX_POOL_CHUNKS && err == CL_SUCCESS; c++) {
-        cl_mem chunk = pagecache_devops_opencl_mem(pool->chunks[c < pool->nchunks ? c : 0]);
-        err = d->clSetKernelArg(pk, n++, sizeof chunk, &chunk);
+    cl_kernel k = cmd->kernel;
+    size_t total;
+    cl_int err = count_pages(cmd, &total);
+    if (err != CL_SUCCESS)
+        return err;
+    bool force = vast_config_get()->force_paged, ran = false;
+    if (total <= pool->nframes && !force) {
+        *mode = VAST_MODE_DIRECT;
+        err = try_direct(cmd, rq, pool, &ran);
+        if (err != CL_SUCCESS || ran)
+            return err;
     }
-    cl_ulong4 gsize = {{1, 1, 1, 0}}, goff = {{0, 0, 0, 0}};
-    for (cl_uint i = 0; i < sh->dims; i++) {
-        gsize.s[i] = sh->global[i];
-        goff.s[i] = sh->offset ? sh->offset[i] : 0;
+    const char *why = NULL;
+    uint64_t t0 = vast_now_ns();
+    const struct translate_kernel *tk = vast_variant_meta(k, cmd->queue->device, &why); /* built on first use */
+    c->build_ns += vast_now_ns() - t0;
+    if (tk == NULL && force && total <= pool->nframes) {
+        vast_info("kernel '%s' has no paged variant: it runs direct despite VAST_FORCE_PAGED", k->name);
+        *mode = VAST_MODE_DIRECT;
+        err = try_direct(cmd, rq, pool, &ran);
+        if (err != CL_SUCCESS || ran)
+            return err;
     }
-    cl_ulong4 cfg = {{pool->page_shift, entries, 0, groups}};
-    if (err == CL_SUCCESS)
-        err = d->clSetKernelArg(pk, n++, sizeof(cl_mem), &pl->scratch);
-    if (err == CL_SUCCESS)
-        err = d->clSetKernelArg(pk, n++, sizeof(cl_mem), &pl->faults);
-    if (err == CL_SUCCESS)
-        err = d->clSetKernelArg(pk, n++, sizeof gsize, &gsize);
-    if (err == CL_SUCCESS)
-        err = d->clSetKernelArg(pk, n++, sizeof goff, &goff);
-    if (err == CL_SUCCESS)
-        err = d->clSetKernelArg(pk, n++, sizeof cfg, &cfg);
-    return err;
+    if (tk == NULL) {
+        *mode = VAST_MODE_REFUSED;
+        vast_error("kernel '%s' needs its buffers (%zu MiB) %s, but it cannot be paged: %s", k->name,
+                   total * pool->page_size >> 20,
+                   total > pool->nframes ? "partitioned: they exceed the device budget (VAST_DEVICE_MEMORY)"
+                                         : "on scattered frames of the page cache",
+                   why);
+        return CL_OUT_OF_RESOURCES;
+    }
+    return run_paged(cmd, rq, pool, tk, total, mode, c);
 }
 
-static cl_int run_paged(cl_command_queue q, cl_kernel k, struct vast_pool *pool, struct bound_arg *b, size_t n,
-                        const struct translate_kernel *tk, cl_kernel pk, const struct launch_shape *sh)
+cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
 {
-    struct vast_backend *be = q->context->backend;
-    const struct _cl_icd_dispatch *d = be->dispatch;
-    VAST_RETURN_IF(pool->nchunks > TRANSLATE_MAX_POOL_CHUNKS, CL_OUT_OF_RESOURCES,
-                   "the page cache has %zu chunks; paged kernels address %d", pool->nchunks, TRANSLATE_MAX_POOL_CHUNKS);
-    uint64_t *va = calloc(k->launch->num_args ? k->launch->num_args : 1, sizeof *va);
-    size_t entries = 0, local[3];
-    uint32_t *lpt = va ? paged_layout(pool, b, n, va, &entries) : NULL;
-    uint32_t *fault_log = calloc(TRANSLATE_FAULT_LOG_HEADER_WORDS + TRANSLATE_FAULT_ENTRY_WORDS * FAULT_CAPACITY, 4);
-    void *zeros = calloc(TRANSLATE_SCRATCH_PAGES, pool->page_size);
-    struct paged_launch pl = {0};
-    cl_int err = (lpt && fault_log && zeros) ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
-    size_t fault_bytes = (TRANSLATE_FAULT_LOG_HEADER_WORDS + TRANSLATE_FAULT_ENTRY_WORDS * FAULT_CAPACITY) * 4;
-    if (err == CL_SUCCESS) {
-        fault_log[1] = FAULT_CAPACITY;
-        pl.lpt = real_buffer(q, entries * sizeof *lpt, lpt, &err);
-    }
-    if (err == CL_SUCCESS)
-        pl.scratch = real_buffer(q, TRANSLATE_SCRATCH_PAGES * pool->page_size, zeros, &err);
-    if (err == CL_SUCCESS)
-        pl.faults = real_buffer(q, fault_bytes, fault_log, &err);
-    paged_local_size(d, pk, q->device, sh, local);
-    size_t groups = 1;
-    for (cl_uint i = 0; i < sh->dims; i++)
-        groups *= sh->global[i] / local[i];
-    if (err == CL_SUCCESS)
-        err = paged_set_args(q, k, pk, tk, va, &pl);
-    if (err == CL_SUCCESS)
-        err = paged_set_abi(k, pk, pool, &pl, entries, sh, groups);
-    if (err == CL_SUCCESS)
-        err = d->clEnqueueNDRangeKernel(q->real, pk, sh->dims, sh->offset, sh->global, local, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = d->clEnqueueReadBuffer(q->real, pl.faults, CL_TRUE, 0, 4, fault_log, 0, NULL, NULL);
-    if (err == CL_SUCCESS && fault_log[0] != 0)
-        vast_warn("kernel '%s' accessed %u page(s) outside its buffers (out of bounds): those loads read 0 and "
-                  "the work-groups' later stores were dropped", k->name, fault_log[0]);
-    cl_mem owned[3] = {pl.lpt, pl.scratch, pl.faults};
-    for (size_t i = 0; i < 3; i++)
-        if (owned[i] != NULL)
-            d->clReleaseMemObject(owned[i]);
-    for (size_t i = 0; i < pl.nconstants; i++)
-        d->clReleaseMemObject(pl.constants[i]);
-    free(zeros);
-    free(fault_log);
-    free(lpt);
-    free(va);
-    return err;
-}
-
-static cl_int launch_bound(cl_command_queue q, cl_kernel k, struct vast_pool *pool, struct bound_arg *b, size_t n,
-                           const struct launch_shape *sh)
-{
-    bool force = vast_config_get()->force_paged, all_contiguous = true;
-    for (size_t i = 0; i < n; i++)
-        all_contiguous = all_contiguous && contiguous(pool, &b[i]);
-    const struct translate_kernel *tk = NULL;
-    cl_kernel pk = NULL;
-    if (force || !all_contiguous)
-        tk = paged_kernel(k, q->device, &pk);
     cl_int err;
-    cl_ulong t0 = vast_now_ns();
+    struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
+    if (pool == NULL)
+        return err;
+    struct vast_launch_counters c = {0};
+    struct vast_pool_stats before, after;
+    pagecache_get_pool_stats(pool, &before);
+    uint64_t t0 = vast_now_ns();
     enum vast_launch_mode mode = VAST_MODE_REFUSED;
-    if (tk != NULL) {
-        mode = VAST_MODE_PAGED;
-        err = run_paged(q, k, pool, b, n, tk, pk, sh);
-    } else if (all_contiguous) {
-        if (force)
-            vast_info("kernel '%s' has no paged variant: it runs direct despite VAST_FORCE_PAGED", k->name);
-        mode = VAST_MODE_DIRECT;
-        err = run_direct(q, k, pool, b, n, sh);
-    } else {
-        vast_error("kernel '%s': its buffers are resident but not contiguous, and it has no paged variant", k->name);
-        err = CL_OUT_OF_RESOURCES;
-    }
-    vast_stats_launch(k->name, mode, (vast_now_ns() - t0) * 1e-9);
-    if (err == CL_SUCCESS)
-        mark_written(b, n, tk);
+    err = execute(cmd, rq, pool, &mode, &c);
+    pagecache_get_pool_stats(pool, &after);
+    c.total_ns = vast_now_ns() - t0;
+    c.h2d_bytes = after.h2d_bytes - before.h2d_bytes;
+    c.d2h_bytes = after.d2h_bytes - before.d2h_bytes;
+    vast_stats_launch(cmd->kernel->name, mode, &c);
     return err;
 }
 
@@ -544,34 +448,15 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
                            const size_t *global, const size_t *local, cl_uint num_events, const cl_event *wait_list,
                            cl_event *event)
 {
-    VAST_CHECK(q, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    VAST_RETURN_IF(k->program->context != q->context, CL_INVALID_CONTEXT, "kernel and queue of different contexts");
-    VAST_RETURN_IF(work_dim < 1 || work_dim > 3, CL_INVALID_WORK_DIMENSION, "work_dim %u", work_dim);
-    VAST_RETURN_IF(global == NULL, CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL");
-    for (cl_uint i = 0; i < work_dim; i++) {
-        VAST_RETURN_IF(global[i] == 0, CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size[%u] is 0", i);
-        VAST_RETURN_IF(local != NULL && (local[i] == 0 || global[i] % local[i]), CL_INVALID_WORK_GROUP_SIZE,
-                       "local_work_size[%u] = %zu does not divide %zu", i, local ? local[i] : 0, global[i]);
-    }
-    struct launch_shape sh = {work_dim, offset, global, local};
+    struct vast_launch_cmd *cmd = NULL;
+    cl_int err = vast_launch_capture(q, k, work_dim, offset, global, local, &cmd);
+    if (err != CL_SUCCESS)
+        return err;
     cl_ulong queued = vast_now_ns();
-    cl_int err = vast_vcmd_begin(q, num_events, wait_list);
+    err = vast_vcmd_begin(q, num_events, wait_list);
     cl_ulong start = vast_now_ns();
-    struct vast_pool *pool = err == CL_SUCCESS ? vast_device_pool(q->device, &err) : NULL;
-    pthread_mutex_lock(&k->obj.lock); /* the argument record and the real kernels' arguments */
-    struct bound_arg *b = NULL;
-    size_t n = 0;
-    if (pool != NULL)
-        err = bind_args(k, pool, &b, &n);
-    for (size_t i = 0; err == CL_SUCCESS && i < n; i++)
-        if (b[i].m->home != q->device) {
-            vast_error("kernel '%s': argument %u lives in the page cache of %s, the queue is on %s", k->name,
-                       b[i].index, b[i].m->home->name, q->device->name);
-            err = CL_INVALID_OPERATION;
-        }
     if (err == CL_SUCCESS)
-        err = launch_bound(q, k, pool, b, n, &sh);
-    unbind(b, n);
-    pthread_mutex_unlock(&k->obj.lock);
+        err = vast_launch_execute(cmd, q->real);
+    vast_launch_cmd_free(cmd);
     return vast_vcmd_end(q, CL_COMMAND_NDRANGE_KERNEL, err, event, queued, start);
 }

@@ -1,26 +1,48 @@
 /*
  * launch.h: kernel launches on virtual buffers. Records every argument the application sets
- * (virtual buffers are bound only at launch), and runs a launch in the cheapest correct mode:
- *   direct        every buffer argument resident as one contiguous run of frames: the
- *                 application's own kernel on real sub-buffers of the pool's chunks;
+ * (virtual buffers are bound only at launch), captures a launch at enqueue time, and runs it
+ * in the cheapest correct mode (ARCHITECTURE.md section 5):
+ *   direct         every buffer argument resident as one contiguous run of frames: the
+ *                  application's own kernel on real sub-buffers of the pool's chunks;
  *   resident paged everything resident but scattered (or VAST_FORCE_PAGED=1): the translated
- *                 paged kernel (translate/) over a look-ahead page table;
- *   neither       the data does not fit the device budget: CL_OUT_OF_RESOURCES with a log
- *                 line naming the kernel, until partitioned execution exists (issue 5).
- * Called by kernel.c; uses vbuf.c for residency and translate/ for the paged program.
+ *                  paged kernel over one look-ahead page table (paged.c);
+ *   partitioned    the buffers do not fit the device budget: the inspector, the PAS reduction
+ *                  and one paged launch per partition (partition.c, paged.c).
+ * Called by kernel.c; the executor (or the synchronous virtual-command frame) runs captured
+ * launches.
  */
 #ifndef VAST_INTERPOSE_LAUNCH_H
 #define VAST_INTERPOSE_LAUNCH_H
 
 #include "object.h"
 
-/* Record argument `index` (the value as given to the real kernel, and the virtual buffer if
- * the application passed one). Returns the specification's error for a bad index. */
-cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf);
+/* Record argument `index` (the value as given to the real kernel, the virtual buffer if the
+ * application passed one, and the VAST object behind a real handle value, if any). Returns
+ * the specification's error for a bad index. */
+cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf,
+                              struct vast_object *held);
 
 /* True when an argument of the kernel is a virtual buffer. */
 bool vast_launch_needs_vast(cl_kernel kernel);
 
+/* A launch captured at enqueue time: the NDRange and a snapshot of the argument record
+ * (values copied; the kernel, the queue, the virtual buffers and the objects behind handle
+ * values retained), so the application may set other arguments or release objects before it
+ * runs. vast_launch_capture checks what the specification checks at enqueue time and returns
+ * its error code; *out is NULL on error. */
+struct vast_launch_cmd;
+cl_int vast_launch_capture(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *offset,
+                           const size_t *global, const size_t *local, struct vast_launch_cmd **out);
+
+/* Run a captured launch to completion. `real_queue` is an in-order real queue on the launch's
+ * device in the backend's shared context, used for every kernel and page-table upload of the
+ * launch (page transfers use the page cache's own queue, so they overlap the kernels); with
+ * CL_QUEUE_PROFILING_ENABLE the statistics and the trace get device kernel times. Returns
+ * the command's status. Launches may run concurrently from several threads. */
+cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue real_queue);
+void vast_launch_cmd_free(struct vast_launch_cmd *cmd);
+
+/* clEnqueueNDRangeKernel on virtual buffers: capture, then run as a virtual command. */
 cl_int vast_launch_ndrange(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *offset,
                            const size_t *global, const size_t *local, cl_uint num_events, const cl_event *wait_list,
                            cl_event *event);

@@ -143,7 +143,8 @@ struct _cl_kernel {
     cl_kernel real;
     cl_program program; /* retained */
     char name[256];
-    struct vast_launch_kernel *launch; /* argument record and paged variant (launch.c) */
+    struct vast_launch_kernel *launch; /* argument record (launch.c) */
+    struct vast_variant_pool *variants; /* pooled real kernels of each variant (variant.c) */
 };
 
 struct _cl_event {

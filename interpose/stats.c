@@ -17,7 +17,7 @@ struct kernel_stats {
     struct kernel_stats *next;
     char name[128];
     unsigned long launches[VAST_MODE_COUNT];
-    double seconds[VAST_MODE_COUNT];
+    struct vast_launch_counters sum[VAST_MODE_COUNT];
 };
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,7 +34,7 @@ static void register_atexit(void)
 
 void vast_stats_start(void) { pthread_once(&atexit_once, register_atexit); }
 
-void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, double seconds)
+void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const struct vast_launch_counters *c)
 {
     vast_stats_start();
     pthread_mutex_lock(&stats_lock);
@@ -47,22 +47,40 @@ void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, double se
         kernels = k;
     }
     if (k != NULL) {
+        struct vast_launch_counters *t = &k->sum[mode];
         k->launches[mode]++;
-        k->seconds[mode] += seconds;
+        t->partitions += c->partitions;
+        t->faults += c->faults;
+        t->retries += c->retries;
+        t->h2d_bytes += c->h2d_bytes;
+        t->d2h_bytes += c->d2h_bytes;
+        t->build_ns += c->build_ns;
+        t->inspector_ns += c->inspector_ns;
+        t->plan_ns += c->plan_ns;
+        t->transfer_ns += c->transfer_ns;
+        t->kernel_ns += c->kernel_ns;
+        t->total_ns += c->total_ns;
     }
     pthread_mutex_unlock(&stats_lock);
 }
 
 void vast_stats_print(void)
 {
-    static const char *const modes[] = {"direct", "paged", "refused"};
-    fprintf(stderr, "vast: stats: %-24s %8s %8s %12s\n", "kernel", "mode", "launches", "seconds");
+    static const char *const modes[] = {"direct", "paged", "partitioned", "refused"};
     pthread_mutex_lock(&stats_lock);
     for (struct kernel_stats *k = kernels; k != NULL; k = k->next)
-        for (int m = 0; m < VAST_MODE_COUNT; m++)
+        for (int m = 0; m < VAST_MODE_COUNT; m++) {
+            const struct vast_launch_counters *t = &k->sum[m];
             if (k->launches[m] != 0)
-                fprintf(stderr, "vast: stats: %-24s %8s %8lu %12.6f\n", k->name, modes[m], k->launches[m],
-                        k->seconds[m]);
+                fprintf(stderr,
+                        "vast: stats: kernel=%s mode=%s launches=%lu partitions=%lu faults=%lu retries=%lu "
+                        "h2d_bytes=%llu d2h_bytes=%llu build_s=%.6f inspector_s=%.6f plan_s=%.6f transfer_s=%.6f kernel_s=%.6f "
+                        "total_s=%.6f\n",
+                        k->name, modes[m], k->launches[m], t->partitions, t->faults, t->retries,
+                        (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes, t->build_ns * 1e-9,
+                        t->inspector_ns * 1e-9,
+                        t->plan_ns * 1e-9, t->transfer_ns * 1e-9, t->kernel_ns * 1e-9, t->total_ns * 1e-9);
+        }
     pthread_mutex_unlock(&stats_lock);
     cl_device_id *devices;
     size_t n = vast_platform_devices(&devices);
@@ -72,11 +90,11 @@ void vast_stats_print(void)
         struct vast_pool_stats s;
         pagecache_get_pool_stats(devices[i]->pool, &s);
         fprintf(stderr,
-                "vast: stats: page cache of %s: %zu MiB, %zu KiB pages; host->device %llu transfers %.1f MiB; "
-                "device->host %llu transfers %.1f MiB; page hits %llu, misses %llu; evictions %llu (%llu dirty)\n",
-                devices[i]->name, devices[i]->pool->nframes * devices[i]->pool->page_size >> 20,
-                devices[i]->pool->page_size >> 10, (unsigned long long)s.h2d_transfers, s.h2d_bytes / 1048576.0,
-                (unsigned long long)s.d2h_transfers, s.d2h_bytes / 1048576.0, (unsigned long long)s.hits,
+                "vast: stats: pool=\"%s\" budget_bytes=%zu page_bytes=%zu h2d_transfers=%llu h2d_bytes=%llu "
+                "d2h_transfers=%llu d2h_bytes=%llu hits=%llu misses=%llu evictions=%llu dirty_evictions=%llu\n",
+                devices[i]->name, devices[i]->pool->nframes * devices[i]->pool->page_size,
+                devices[i]->pool->page_size, (unsigned long long)s.h2d_transfers, (unsigned long long)s.h2d_bytes,
+                (unsigned long long)s.d2h_transfers, (unsigned long long)s.d2h_bytes, (unsigned long long)s.hits,
                 (unsigned long long)s.misses, (unsigned long long)s.evictions, (unsigned long long)s.dirty_evictions);
     }
 }

@@ -1,17 +1,29 @@
 /*
- * stats.h: what VAST did, printed at exit when VAST_STATS=1: per kernel, launches by mode
- * and time; per device page cache, transfers and bytes each way, hits, misses, evictions.
+ * stats.h: what VAST did, printed at exit when VAST_STATS=1, one key=value line per kernel and
+ * mode (launches, partitions, faults, retries, bytes moved each way, time in inspector /
+ * planning / transfers / kernels, and the first-use translation and builds) and per device page cache (transfers and bytes each way,
+ * hits, misses, evictions). The benchmark harness parses these lines: keep keys stable.
  * Counting is cheap and always on; printing happens once, from an atexit handler.
  */
 #ifndef VAST_INTERPOSE_STATS_H
 #define VAST_INTERPOSE_STATS_H
 
-enum vast_launch_mode { VAST_MODE_DIRECT, VAST_MODE_PAGED, VAST_MODE_REFUSED, VAST_MODE_COUNT };
+#include <stdint.h>
+
+enum vast_launch_mode { VAST_MODE_DIRECT, VAST_MODE_PAGED, VAST_MODE_PARTITIONED, VAST_MODE_REFUSED, VAST_MODE_COUNT };
+
+/* What one launch did. Bytes are the page cache's traffic during the launch (other users of
+ * the same page cache at the same time are counted too). */
+struct vast_launch_counters {
+    unsigned long partitions, faults, retries;
+    uint64_t h2d_bytes, d2h_bytes;
+    uint64_t build_ns, inspector_ns, plan_ns, transfer_ns, kernel_ns, total_ns; /* build: translation, builds */
+};
 
 /* Arrange the print at exit when VAST_STATS=1 (idempotent). */
 void vast_stats_start(void);
 
-void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, double seconds);
+void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const struct vast_launch_counters *c);
 
 /* Print now (vastinfo, tests); the atexit handler calls this when VAST_STATS=1. */
 void vast_stats_print(void);

@@ -89,7 +89,7 @@ static const char inspect_prelude[] =
     "cx->gsize = gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << "
     "cx->shift) - 1; cx->pas_pages = cfg.s1; cx->budget = pascfg.s1; cx->scratch = "
     "scratch; cx->status = status; cx->flat = vast_flat_group(cx); cx->pas = pas + "
-    "(cx->flat / pascfg.s0) * cfg.s1; }\n"
+    "(cx->flat / pascfg.s0 - pascfg.s2) * cfg.s1; }\n"
     "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
     "cx->flat >= cfg.s3; }\n";
 

@@ -46,15 +46,19 @@
  * {flat work-group id, virtual page low 32, virtual page high 32, 1 = read / 2 = write}.
  *
  * Inspector kernel:
- *   __global uchar *vast_pas           PAS: uchar[chunks][pas_pages]; chunk = flat work-group
+ *   __global uchar *vast_pas           PAS: uchar[rows][pas_pages]; chunk = flat work-group
  *                                      id / wg_per_chunk (absolute, whole NDRange); byte
- *                                      [c][vp] set to 1 when chunk c touches virtual page vp
+ *                                      [c - pascfg.s2][vp] set to 1 when chunk c touches
+ *                                      virtual page vp
  *   __global uchar *vast_scratch       2 pages as above (loads yield 0, stores vanish)
  *   __global uint *vast_status         [0] loop step budget exhausted (nonzero: PAS may be
  *                                      incomplete), [1] accesses past pas_pages (count)
  *   ulong4 vast_gsize, vast_goff       as for the paged kernel
  *   ulong4 vast_cfg                    .s0 page shift, .s1 pas_pages, .s2/.s3 flat range
- *   ulong4 vast_pascfg                 .s0 wg_per_chunk (>= 1), .s1 loop step budget
+ *   ulong4 vast_pascfg                 .s0 wg_per_chunk (>= 1), .s1 loop step budget,
+ *                                      .s2 first chunk of the PAS window: chunk c writes
+ *                                      row c - .s2 (the runtime inspects a range of chunks
+ *                                      at a time, .s2/.s3 of vast_cfg bounding its groups)
  * Page sets are exact for affine accesses; accesses through loaded values see zeros
  * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them. */
 #define TRANSLATE_ABI_VERSION 1

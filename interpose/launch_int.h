@@ -1,0 +1,103 @@
+/*
+ * launch_int.h: what launch.c, paged.c and partition.c share about one launch: the captured
+ * command, the launch's virtual space (every buffer argument page-aligned from virtual page 1,
+ * translate.h's ABI), page sets, and the state of a paged execution. Not used elsewhere.
+ *
+ * A page set is a bytemap over the launch's virtual pages (1 = in the set): the PAS rows of
+ * the inspector have that form, so reduction is a byte-wise OR.
+ */
+#ifndef VAST_INTERPOSE_LAUNCH_INT_H
+#define VAST_INTERPOSE_LAUNCH_INT_H
+
+#include "object.h"
+#include "stats.h"
+
+#include <stdint.h>
+
+struct translate_kernel;
+struct vast_pool;
+
+struct vast_arg {
+    bool set;
+    size_t size, capacity;    /* capacity: bytes allocated at value, reused by later calls */
+    void *value;              /* the bytes given to the real kernel (real handles), NULL for __local */
+    cl_mem vbuf;              /* the virtual buffer the application passed, or NULL */
+    struct vast_object *held; /* the VAST object behind a real handle value, or NULL */
+};
+
+struct launch_shape {
+    cl_uint dims;
+    size_t offset[3], global[3], local[3]; /* unused dimensions: 0, 1, 1 */
+    bool local_given;
+};
+
+struct vast_launch_cmd {
+    cl_command_queue queue; /* retained */
+    cl_kernel kernel;       /* retained */
+    struct launch_shape sh;
+    cl_uint num_args;
+    struct vast_arg *args;  /* snapshot; vbuf and held retained */
+};
+
+/* One virtual buffer argument in the launch's virtual space. */
+struct vast_varg {
+    cl_uint index;        /* kernel argument index */
+    cl_mem m;             /* the virtual buffer (or sub-buffer) */
+    size_t first, count;  /* root pages covering m */
+    size_t va_page;       /* its first virtual page */
+    bool writable;        /* kernels may write it: its pages become dirty after a run */
+};
+
+/* A paged execution (resident or partitioned) of one captured launch. */
+struct vast_paged {
+    struct vast_launch_cmd *cmd;
+    cl_command_queue rq;              /* real, in-order */
+    const struct _cl_icd_dispatch *d;
+    cl_device_id dev;
+    struct vast_pool *pool;
+    const struct translate_kernel *tk;
+    cl_kernel pk;                     /* real paged kernel (taken from the pool) */
+    struct vast_varg *va;
+    size_t nva;
+    size_t pages;                     /* virtual pages, page 0 included */
+    uint64_t *arg_va;                 /* per kernel argument: its virtual address, 0 if none */
+    size_t local[3], groups[3], total_groups;
+    cl_mem lpt[2], scratch, faults;
+    cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
+    uint32_t *lpt_host[2];
+    uint32_t *fault_host;
+    bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
+    bool needs_restore;               /* not safe to re-execute, and faults are possible */
+    uint8_t *sticky;                  /* pages that faulted: added to later partitions */
+    size_t nsticky;
+    bool oob_warned;
+    struct vast_launch_counters c;
+};
+
+/* One partition: a range of flat work-group ids and the pages it needs. */
+struct vast_partition {
+    size_t first, end;
+    uint8_t *set; /* bytemap over r->pages, owned */
+    size_t count; /* pages in set */
+};
+
+/* paged.c */
+cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                       const struct translate_kernel *tk);
+void vast_paged_close(struct vast_paged *r);
+/* Set the kernel's original arguments (paged and inspector kernels take the same). */
+cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel);
+/* Bytemap of every page of every buffer argument (resident paged mode). */
+uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count);
+/* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load. */
+cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
+/* The slab of the original NDRange covering flat work-groups [first, end). */
+void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3]);
+size_t vast_set_count(const uint8_t *set, size_t n);
+
+/* partition.c: the inspector and the PAS reduction (VAST Algorithm 1). Partitions' page sets
+ * hold at most `cap` pages; CL_OUT_OF_RESOURCES (logged) when one work-group needs more. */
+cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partition **parts, size_t *nparts);
+void vast_partitions_free(struct vast_partition *parts, size_t n);
+
+#endif

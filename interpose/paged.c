@@ -1,0 +1,629 @@
+/*
+ * paged.c: running the paged kernel of one launch over page sets (launch_int.h). Used for
+ * resident paged launches (one partition holding every page) and for partitioned ones.
+ *
+ * Per partition: pin its pages in the page cache, fill the look-ahead page table (LPT), upload
+ * it, run the paged kernel on the slab of the NDRange that covers the partition's work-groups
+ * (the kernel's guard drops the others), and read the fault log. The pipeline: while the
+ * kernel of partition i runs on the launch's queue, the pages of partition i+1 are loaded
+ * (not pinned: a prefetch) through the page cache's own queue; partitions are planned at half
+ * the budget so both fit. After the kernel, the pages of writable buffers are marked dirty and
+ * unpinned: they are written back only when evicted or read by the host.
+ *
+ * Faults (data-dependent addresses the inspector could not see): the faulting pages are added
+ * to the partition and to a "sticky" set that later partitions get up front, and the faulted
+ * work-groups run again. A kernel that is not safe to re-execute (reads and writes one buffer,
+ * compound assignments, atomics) has the writable pages of each partition written back before
+ * it runs, and restored from the host before a retry. That snapshot lives on the host rather
+ * than in spare device frames: it costs PCIe time only for pages that were already dirty and
+ * on retries, and it leaves the whole budget to partitions.
+ */
+#include "launch_int.h"
+
+#include "api.h"
+#include "check.h"
+#include "devops_opencl.h"
+#include "pagecache.h"
+#include "trace.h"
+#include "translate.h"
+#include "variant.h"
+#include "vbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAULT_CAPACITY 4096u
+#define FAULT_WORDS (TRANSLATE_FAULT_LOG_HEADER_WORDS + TRANSLATE_FAULT_ENTRY_WORDS * FAULT_CAPACITY)
+#define MAX_RETRIES 64
+
+size_t vast_set_count(const uint8_t *set, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += set[i] != 0;
+    return count;
+}
+
+/* ---- page runs of a set ---- */
+
+/* Calls fn for each run of consecutive pages of `set` inside one buffer argument; stops at the
+ * first nonzero return and returns it. */
+typedef int (*run_fn)(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx);
+
+static int for_each_run(struct vast_paged *r, const uint8_t *set, run_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < r->nva; i++) {
+        struct vast_varg *a = &r->va[i];
+        const uint8_t *s = set + a->va_page;
+        for (size_t p = 0; p < a->count;) {
+            if (!s[p]) {
+                p++;
+                continue;
+            }
+            size_t q = p;
+            while (q < a->count && s[q])
+                q++;
+            int rc = fn(r, a, p, q - p, ctx);
+            if (rc != 0)
+                return rc;
+            p = q;
+        }
+    }
+    return 0;
+}
+
+struct pin_ctx {
+    uint32_t *lpt;
+    size_t done_pages; /* pages pinned so far (to undo on failure) */
+    size_t limit;      /* undo: pages to unpin */
+};
+
+static int run_pin(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    struct pin_ctx *pc = ctx;
+    struct vast_frame_loc *locs = malloc(len * sizeof *locs);
+    if (locs == NULL)
+        return VAST_PC_ERR_HOST_MEMORY;
+    int st = pagecache_make_resident(a->m->pc, a->first + start, len, VAST_PC_PIN, locs);
+    if (st == VAST_PC_OK) {
+        for (size_t p = 0; p < len; p++) {
+            uint32_t f = locs[p].frame;
+            pc->lpt[a->va_page + start + p] = (uint32_t)(f / r->pool->frames_per_chunk) << TRANSLATE_LPT_CHUNK_SHIFT |
+                                              (uint32_t)(f % r->pool->frames_per_chunk);
+        }
+        pc->done_pages += len;
+    }
+    free(locs);
+    return st;
+}
+
+static int run_unpin_limited(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    (void)r;
+    struct pin_ctx *pc = ctx;
+    size_t n = len < pc->limit ? len : pc->limit;
+    if (n > 0)
+        pagecache_unpin_range(a->m->pc, a->first + start, n);
+    pc->limit -= n;
+    return pc->limit == 0 ? 1 : 0;
+}
+
+static int run_unpin(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    (void)r, (void)ctx;
+    pagecache_unpin_range(a->m->pc, a->first + start, len);
+    return 0;
+}
+
+static int run_dirty(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    (void)r, (void)ctx;
+    if (a->writable)
+        pagecache_mark_dirty(a->m->pc, a->first + start, len);
+    return 0;
+}
+
+static int run_prefetch(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    (void)r, (void)ctx;
+    return pagecache_make_resident(a->m->pc, a->first + start, len, 0, NULL) == VAST_PC_OK ? 0 : 1;
+}
+
+/* Root bytes [lo, hi) of pages [first, first+len) of a's root buffer. */
+static void root_bytes(const struct vast_paged *r, cl_mem root, size_t first, size_t len, size_t *lo, size_t *hi)
+{
+    *lo = first * r->pool->page_size;
+    *hi = (first + len) * r->pool->page_size;
+    if (*hi > root->size)
+        *hi = root->size;
+}
+
+static int run_flush(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    (void)ctx;
+    if (!a->writable)
+        return 0;
+    cl_mem root = vast_mem_root(a->m);
+    size_t lo, hi;
+    root_bytes(r, root, a->first + start, len, &lo, &hi);
+    return pagecache_flush_range(root->pc, lo, hi - lo);
+}
+
+/* Rewrite the frames of writable pages from the backing store (flushed before the run). */
+static int run_restore(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    const uint32_t *lpt = ctx;
+    if (!a->writable)
+        return 0;
+    cl_mem root = vast_mem_root(a->m);
+    const uint8_t *host = pagecache_buffer_host(root->pc);
+    for (size_t p = 0; p < len; p++) {
+        uint32_t e = lpt[a->va_page + start + p];
+        size_t lo, hi;
+        root_bytes(r, root, a->first + start + p, 1, &lo, &hi);
+        cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[e >> TRANSLATE_LPT_CHUNK_SHIFT]);
+        size_t off = (size_t)(e & ((1u << TRANSLATE_LPT_CHUNK_SHIFT) - 1)) << r->pool->page_shift;
+        if (r->d->clEnqueueWriteBuffer(r->rq, chunk, CL_FALSE, off, hi - lo, host + lo, 0, NULL, NULL) != CL_SUCCESS)
+            return VAST_PC_ERR_TRANSFER;
+    }
+    return 0;
+}
+
+/* Pin every page of `set` and enter its frames in lpt; all or nothing. */
+static cl_int pin_set(struct vast_paged *r, const uint8_t *set, uint32_t *lpt)
+{
+    uint64_t t0 = vast_now_ns();
+    struct pin_ctx pc = {lpt, 0, 0};
+    int st = for_each_run(r, set, run_pin, &pc);
+    if (st != VAST_PC_OK && pc.done_pages > 0) {
+        pc.limit = pc.done_pages;
+        for_each_run(r, set, run_unpin_limited, &pc);
+    }
+    uint64_t t1 = vast_now_ns();
+    r->c.transfer_ns += t1 - t0;
+    vast_trace_span(VAST_TRACK_TRANSFER, "pin", t0, t1, r->cmd->kernel->name);
+    if (st != VAST_PC_OK)
+        vast_error("kernel '%s': cannot make a partition's pages resident: %s", r->cmd->kernel->name,
+                   pagecache_status_string(st));
+    return st == VAST_PC_OK ? CL_SUCCESS : st == VAST_PC_ERR_NO_FRAMES ? CL_OUT_OF_RESOURCES : vast_pc_error(st);
+}
+
+static void prefetch_set(struct vast_paged *r, const uint8_t *set)
+{
+    uint64_t t0 = vast_now_ns();
+    for_each_run(r, set, run_prefetch, NULL); /* best effort: a page that does not fit loads later */
+    uint64_t t1 = vast_now_ns();
+    r->c.transfer_ns += t1 - t0;
+    vast_trace_span(VAST_TRACK_TRANSFER, "prefetch", t0, t1, r->cmd->kernel->name);
+}
+
+/* ---- setup ---- */
+
+/* A real buffer holding `bytes` copied from `host`, written on the queue. Not
+ * CL_MEM_COPY_HOST_PTR: PoCL may fill such a buffer lazily on another thread, and a kernel on
+ * it then read a zeroed page table (measured: wrong results only with several PoCL threads). */
+static cl_mem real_buffer(struct vast_paged *r, size_t bytes, const void *host, cl_int *err)
+{
+    cl_mem m = r->d->clCreateBuffer(r->cmd->queue->context->backend->shared, CL_MEM_READ_WRITE, bytes, NULL, err);
+    if (m != NULL && host != NULL &&
+        (*err = r->d->clEnqueueWriteBuffer(r->rq, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL)) != CL_SUCCESS) {
+        r->d->clReleaseMemObject(m);
+        m = NULL;
+    }
+    return m;
+}
+
+/* Lay the buffer arguments out in the virtual space (page-aligned, from page 1). */
+static cl_int layout(struct vast_paged *r)
+{
+    struct vast_launch_cmd *cmd = r->cmd;
+    size_t page = r->pool->page_size, cursor = 1;
+    r->va = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *r->va);
+    r->arg_va = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *r->arg_va);
+    r->arg_const = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *r->arg_const);
+    VAST_RETURN_IF(r->va == NULL || r->arg_va == NULL || r->arg_const == NULL, CL_OUT_OF_HOST_MEMORY, "launch layout");
+    for (cl_uint i = 0; i < cmd->num_args; i++) {
+        cl_mem m = cmd->args[i].vbuf;
+        if (m == NULL)
+            continue;
+        struct vast_varg *a = &r->va[r->nva++];
+        a->index = i;
+        a->m = m;
+        if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
+            return CL_INVALID_MEM_OBJECT;
+        a->va_page = cursor;
+        cursor += a->count;
+        r->arg_va[i] = (uint64_t)a->va_page * page + (m->offset & (page - 1));
+        a->writable = !(m->flags & CL_MEM_READ_ONLY) &&
+                      (r->tk == NULL || i >= r->tk->num_args || (r->tk->args[i].access & TRANSLATE_WRITE));
+    }
+    r->pages = cursor;
+    return CL_SUCCESS;
+}
+
+/* The local size of a paged launch: the application's, the kernel's required one, or the
+ * largest divisor of the first dimension up to 64 (the paged kernel needs an explicit one). */
+static void choose_local(struct vast_paged *r)
+{
+    const struct launch_shape *sh = &r->cmd->sh;
+    for (cl_uint i = 0; i < 3; i++)
+        r->local[i] = sh->local[i];
+    if (sh->local_given)
+        return;
+    size_t reqd[3] = {0, 0, 0}, max = 64, kmax = 0;
+    r->d->clGetKernelWorkGroupInfo(r->pk, r->dev->real, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof reqd, reqd, NULL);
+    if (reqd[0] != 0) {
+        memcpy(r->local, reqd, sizeof reqd);
+        return;
+    }
+    if (r->d->clGetKernelWorkGroupInfo(r->pk, r->dev->real, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) ==
+            CL_SUCCESS && kmax > 0 && kmax < max)
+        max = kmax;
+    for (size_t l = max; l >= 1; l--)
+        if (sh->global[0] % l == 0) {
+            r->local[0] = l;
+            break;
+        }
+}
+
+/* A kernel's original arguments: virtual addresses for global pointers, real copies for
+ * virtual buffers passed as __constant (made once per launch), the recorded values for the rest. */
+cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel)
+{
+    struct vast_launch_cmd *cmd = r->cmd;
+    cl_int err = CL_SUCCESS;
+    for (cl_uint i = 0; i < cmd->num_args && err == CL_SUCCESS; i++) {
+        struct vast_arg *a = &cmd->args[i];
+        enum translate_arg_kind kind = i < r->tk->num_args ? r->tk->args[i].kind : TRANSLATE_ARG_SCALAR;
+        if (kind == TRANSLATE_ARG_GLOBAL_POINTER) {
+            VAST_RETURN_IF(a->vbuf == NULL && a->value != NULL && *(void *const *)a->value != NULL,
+                           CL_INVALID_KERNEL_ARGS, "argument %u of '%s' is not a buffer of this context", i,
+                           cmd->kernel->name);
+            err = r->d->clSetKernelArg(kernel, i, sizeof(cl_ulong), &r->arg_va[i]);
+        } else if (a->vbuf != NULL) {
+            if (r->arg_const[i] == NULL) {
+                int st = pagecache_flush_range(a->vbuf->pc, 0, a->vbuf->size);
+                VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "flush of a __constant argument");
+                r->arg_const[i] = real_buffer(r, a->vbuf->size, pagecache_buffer_host(a->vbuf->pc), &err);
+            }
+            if (r->arg_const[i] != NULL)
+                err = r->d->clSetKernelArg(kernel, i, sizeof(cl_mem), &r->arg_const[i]);
+        } else {
+            err = r->d->clSetKernelArg(kernel, i, a->size, a->value);
+        }
+    }
+    return err;
+}
+
+/* The ABI arguments that stay the same for every partition. */
+static cl_int set_abi(struct vast_paged *r)
+{
+    const struct launch_shape *sh = &r->cmd->sh;
+    cl_uint n = r->cmd->num_args + 1; /* after vast_lpt, set per partition */
+    cl_int err = CL_SUCCESS;
+    for (size_t c = 0; c < TRANSLATE_MAX_POOL_CHUNKS && err == CL_SUCCESS; c++) {
+        cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[c < r->pool->nchunks ? c : 0]);
+        err = r->d->clSetKernelArg(r->pk, n++, sizeof chunk, &chunk);
+    }
+    cl_ulong4 gsize = {{1, 1, 1, 0}}, goff = {{0, 0, 0, 0}};
+    for (cl_uint i = 0; i < sh->dims; i++) {
+        gsize.s[i] = sh->global[i];
+        goff.s[i] = sh->offset[i];
+    }
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(r->pk, n++, sizeof(cl_mem), &r->scratch);
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(r->pk, n++, sizeof(cl_mem), &r->faults);
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(r->pk, n++, sizeof gsize, &gsize);
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(r->pk, n++, sizeof goff, &goff);
+    return err;
+}
+
+cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                       const struct translate_kernel *tk)
+{
+    memset(r, 0, sizeof *r);
+    r->cmd = cmd;
+    r->rq = rq;
+    r->dev = cmd->queue->device;
+    r->d = cmd->queue->context->backend->dispatch;
+    r->pool = pool;
+    r->tk = tk;
+    VAST_RETURN_IF(pool->nchunks > TRANSLATE_MAX_POOL_CHUNKS, CL_OUT_OF_RESOURCES,
+                   "the page cache has %zu chunks; paged kernels address %d", pool->nchunks, TRANSLATE_MAX_POOL_CHUNKS);
+    cl_int err = layout(r);
+    if (err != CL_SUCCESS)
+        return err;
+    r->pk = vast_variant_take(cmd->kernel, VAST_VARIANT_PAGED, r->dev);
+    VAST_RETURN_IF(r->pk == NULL, CL_OUT_OF_RESOURCES, "kernel '%s' has no paged variant", cmd->kernel->name);
+    cl_command_queue_properties props = 0;
+    r->d->clGetCommandQueueInfo(rq, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    r->profiling = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
+    choose_local(r);
+    r->total_groups = 1;
+    for (cl_uint i = 0; i < 3; i++) {
+        r->groups[i] = cmd->sh.global[i] / r->local[i];
+        r->total_groups *= r->groups[i];
+    }
+    r->needs_restore = tk->may_be_non_idempotent && tk->data_dependent_addresses;
+    r->sticky = calloc(r->pages, 1);
+    r->fault_host = calloc(FAULT_WORDS, 4);
+    void *zeros = calloc(TRANSLATE_SCRATCH_PAGES, pool->page_size);
+    for (int s = 0; s < 2; s++)
+        r->lpt_host[s] = malloc(r->pages * sizeof(uint32_t));
+    err = r->sticky && r->fault_host && zeros && r->lpt_host[0] && r->lpt_host[1] ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    for (int s = 0; s < 2 && err == CL_SUCCESS; s++)
+        r->lpt[s] = real_buffer(r, r->pages * sizeof(uint32_t), NULL, &err);
+    if (err == CL_SUCCESS)
+        r->scratch = real_buffer(r, TRANSLATE_SCRATCH_PAGES * pool->page_size, zeros, &err);
+    if (err == CL_SUCCESS) {
+        r->fault_host[1] = FAULT_CAPACITY;
+        r->faults = real_buffer(r, FAULT_WORDS * 4, r->fault_host, &err);
+    }
+    free(zeros);
+    if (err == CL_SUCCESS)
+        err = vast_paged_set_args(r, r->pk);
+    if (err == CL_SUCCESS)
+        err = set_abi(r);
+    return err;
+}
+
+void vast_paged_close(struct vast_paged *r)
+{
+    if (r->d == NULL)
+        return;
+    cl_mem owned[4] = {r->lpt[0], r->lpt[1], r->scratch, r->faults};
+    for (size_t i = 0; i < 4; i++)
+        if (owned[i] != NULL)
+            r->d->clReleaseMemObject(owned[i]);
+    for (cl_uint i = 0; r->arg_const != NULL && i < r->cmd->num_args; i++)
+        if (r->arg_const[i] != NULL)
+            r->d->clReleaseMemObject(r->arg_const[i]);
+    free(r->arg_const);
+    vast_variant_give(r->cmd->kernel, VAST_VARIANT_PAGED, r->pk);
+    free(r->lpt_host[0]);
+    free(r->lpt_host[1]);
+    free(r->fault_host);
+    free(r->sticky);
+    free(r->arg_va);
+    free(r->va);
+}
+
+uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count)
+{
+    uint8_t *set = calloc(r->pages, 1);
+    *count = 0;
+    for (size_t i = 0; set != NULL && i < r->nva; i++) {
+        memset(set + r->va[i].va_page, 1, r->va[i].count);
+        *count += r->va[i].count;
+    }
+    return set;
+}
+
+void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3])
+{
+    const struct launch_shape *sh = &r->cmd->sh;
+    cl_uint last = sh->dims - 1;
+    size_t row = 1; /* work-groups per index of the slowest dimension */
+    for (cl_uint i = 0; i < last; i++)
+        row *= r->groups[i];
+    size_t a = first / row, b = (end + row - 1) / row;
+    for (cl_uint i = 0; i < 3; i++) {
+        offset[i] = sh->offset[i];
+        global[i] = sh->global[i];
+    }
+    offset[last] += a * r->local[last];
+    global[last] = (b - a) * r->local[last];
+}
+
+/* ---- one partition ---- */
+
+/* Upload the LPT of `slot`, clear the fault count, run work-groups [first, end), read the
+ * fault log header; *kev is the kernel's event, *fev the header read's. */
+static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, size_t end, cl_event *kev, cl_event *fev)
+{
+    static const uint32_t zero = 0;
+    cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
+    size_t off[3], gl[3];
+    vast_paged_slab(r, first, end, off, gl);
+    cl_int err = r->d->clEnqueueWriteBuffer(r->rq, r->lpt[slot], CL_FALSE, 0, r->pages * sizeof(uint32_t),
+                                            r->lpt_host[slot], 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = r->d->clEnqueueWriteBuffer(r->rq, r->faults, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(r->pk, r->cmd->num_args, sizeof(cl_mem), &r->lpt[slot]);
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(r->pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 4, sizeof cfg, &cfg);
+    if (err == CL_SUCCESS)
+        err = r->d->clEnqueueNDRangeKernel(r->rq, r->pk, r->cmd->sh.dims, off, gl, r->local, 0, NULL, kev);
+    if (err == CL_SUCCESS)
+        err = r->d->clEnqueueReadBuffer(r->rq, r->faults, CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
+                                        r->fault_host, 0, NULL, fev);
+    if (err == CL_SUCCESS)
+        err = r->d->clFlush(r->rq);
+    return err;
+}
+
+/* Wait for a partition's kernel; account its time (device time on a profiling queue). */
+static cl_int wait_partition(struct vast_paged *r, cl_event kev, cl_event fev, uint64_t enqueued)
+{
+    cl_int err = r->d->clWaitForEvents(1, &fev);
+    uint64_t t1 = vast_now_ns(), t0 = enqueued;
+    cl_ulong q = 0, s = 0, e = 0;
+    if (r->profiling && r->d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, NULL) == CL_SUCCESS &&
+        r->d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL) == CL_SUCCESS &&
+        r->d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL) == CL_SUCCESS && e >= s && s >= q) {
+        t0 = enqueued + (s - q);
+        t1 = enqueued + (e - q);
+    }
+    r->c.kernel_ns += t1 - t0;
+    vast_trace_span(VAST_TRACK_KERNEL, r->cmd->kernel->name, t0, t1, "partition");
+    r->d->clReleaseEvent(kev);
+    r->d->clReleaseEvent(fev);
+    return err;
+}
+
+/* The launch's buffer argument holding virtual page vp, or NULL (outside every buffer). */
+static const struct vast_varg *varg_of(const struct vast_paged *r, uint64_t vp)
+{
+    size_t lo = 0, hi = r->nva;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (vp < r->va[mid].va_page)
+            hi = mid;
+        else if (vp >= r->va[mid].va_page + r->va[mid].count)
+            lo = mid + 1;
+        else
+            return &r->va[mid];
+    }
+    return NULL;
+}
+
+/* Read the fault log; the pages it names that belong to a buffer and are not in `set` go into
+ * `add` (a zeroed bytemap); returns how many, and the faulted work-group range. */
+static size_t collect_faults(struct vast_paged *r, const uint8_t *set, uint8_t *add, size_t *wg_lo, size_t *wg_hi,
+                             bool *overflow, cl_int *err)
+{
+    uint32_t count = r->fault_host[0];
+    uint32_t n = count < FAULT_CAPACITY ? count : FAULT_CAPACITY;
+    *overflow = count > FAULT_CAPACITY;
+    *err = r->d->clEnqueueReadBuffer(r->rq, r->faults, CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
+                                     (size_t)n * TRANSLATE_FAULT_ENTRY_WORDS * 4,
+                                     r->fault_host + TRANSLATE_FAULT_LOG_HEADER_WORDS, 0, NULL, NULL);
+    size_t added = 0;
+    *wg_lo = SIZE_MAX;
+    *wg_hi = 0;
+    for (uint32_t k = 0; *err == CL_SUCCESS && k < n; k++) {
+        const uint32_t *e = r->fault_host + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
+        uint64_t vp = e[1] | (uint64_t)e[2] << 32;
+        if (e[0] < *wg_lo)
+            *wg_lo = e[0];
+        if ((size_t)e[0] + 1 > *wg_hi)
+            *wg_hi = (size_t)e[0] + 1;
+        if (varg_of(r, vp) == NULL || set[vp] || add[vp])
+            continue;
+        add[vp] = 1;
+        added++;
+    }
+    r->c.faults += count;
+    return added;
+}
+
+/* Faults of the partition's run: load the missing pages and say which work-groups to run
+ * again (*again false: done). */
+static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, uint32_t *lpt, size_t *first, size_t *end,
+                            bool *again)
+{
+    *again = false;
+    if (r->fault_host[0] == 0)
+        return CL_SUCCESS;
+    uint8_t *add = calloc(r->pages, 1);
+    VAST_RETURN_IF(add == NULL, CL_OUT_OF_HOST_MEMORY, "fault set");
+    size_t lo, hi;
+    bool overflow;
+    cl_int err;
+    size_t n = collect_faults(r, p->set, add, &lo, &hi, &overflow, &err);
+    if (err == CL_SUCCESS && n == 0 && !r->oob_warned) {
+        r->oob_warned = true;
+        vast_warn("kernel '%s' accessed pages outside its buffers (out of bounds): those loads read 0 and the "
+                  "work-groups' later stores were dropped",
+                  r->cmd->kernel->name);
+    }
+    if (err == CL_SUCCESS && n > 0 && p->count + n > r->pool->nframes) {
+        vast_error("kernel '%s': work-groups [%zu, %zu) need %zu pages after their faults, the device budget holds "
+                   "%zu (VAST_DEVICE_MEMORY)",
+                   r->cmd->kernel->name, p->first, p->end, p->count + n, r->pool->nframes);
+        err = CL_OUT_OF_RESOURCES;
+    }
+    if (err == CL_SUCCESS && n > 0 && r->needs_restore)
+        err = for_each_run(r, p->set, run_restore, lpt) == 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+    if (err == CL_SUCCESS && n > 0)
+        err = pin_set(r, add, lpt);
+    if (err == CL_SUCCESS && n > 0) {
+        for (size_t vp = 0; vp < r->pages; vp++)
+            if (add[vp]) {
+                p->set[vp] = 1;
+                if (!r->sticky[vp] && r->nsticky < r->pool->nframes / 4) {
+                    r->sticky[vp] = 1;
+                    r->nsticky++;
+                }
+            }
+        p->count += n;
+        *first = p->first;
+        *end = p->end;
+        if (!overflow && !r->needs_restore) { /* idempotent: only the faulted work-groups again */
+            *first = lo;
+            *end = hi;
+        }
+        *again = true;
+        r->c.retries++;
+    }
+    free(add);
+    return err;
+}
+
+/* Sticky pages join a partition when they fit beside it. */
+static void add_sticky(struct vast_paged *r, struct vast_partition *p)
+{
+    if (r->nsticky == 0 || p->count + r->nsticky > r->pool->nframes / 4 * 3)
+        return;
+    for (size_t vp = 0; vp < r->pages; vp++)
+        if (r->sticky[vp] && !p->set[vp]) {
+            p->set[vp] = 1;
+            p->count++;
+        }
+}
+
+/* Run partition p (pinned, LPT in slot) to completion, prefetching `next` under its kernel. */
+static cl_int run_partition(struct vast_paged *r, struct vast_partition *p, int slot, const uint8_t *next)
+{
+    size_t first = p->first, end = p->end;
+    cl_int err = CL_SUCCESS;
+    for (int attempt = 0; err == CL_SUCCESS; attempt++) {
+        VAST_RETURN_IF(attempt > MAX_RETRIES, CL_OUT_OF_RESOURCES, "kernel '%s': still faulting after %d retries",
+                       r->cmd->kernel->name, MAX_RETRIES);
+        cl_event kev = NULL, fev = NULL;
+        uint64_t enqueued = vast_now_ns();
+        err = enqueue_partition(r, slot, first, end, &kev, &fev);
+        if (err != CL_SUCCESS) {
+            if (kev != NULL)
+                r->d->clReleaseEvent(kev);
+            r->d->clFinish(r->rq);
+            return err;
+        }
+        if (attempt == 0 && next != NULL)
+            prefetch_set(r, next);
+        err = wait_partition(r, kev, fev, enqueued);
+        bool again = false;
+        if (err == CL_SUCCESS)
+            err = handle_faults(r, p, r->lpt_host[slot], &first, &end, &again);
+        if (!again)
+            break;
+    }
+    return err;
+}
+
+cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
+{
+    cl_int err = CL_SUCCESS;
+    for (size_t i = 0; i < nparts && err == CL_SUCCESS; i++) {
+        struct vast_partition *p = &parts[i];
+        int slot = (int)(i & 1);
+        add_sticky(r, p);
+        memset(r->lpt_host[slot], 0xff, r->pages * sizeof(uint32_t));
+        err = pin_set(r, p->set, r->lpt_host[slot]);
+        if (err != CL_SUCCESS)
+            break;
+        if (r->needs_restore && for_each_run(r, p->set, run_flush, NULL) != 0)
+            err = CL_OUT_OF_RESOURCES;
+        if (err == CL_SUCCESS)
+            err = run_partition(r, p, slot, i + 1 < nparts ? parts[i + 1].set : NULL);
+        for_each_run(r, p->set, run_dirty, NULL); /* even after an error: the device copy is the newest */
+        for_each_run(r, p->set, run_unpin, NULL);
+        r->c.partitions++;
+    }
+    return err;
+}

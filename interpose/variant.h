@@ -1,0 +1,33 @@
+/*
+ * variant.h: the real kernels VAST runs for an application kernel. Three variants:
+ *   original   the application's kernel, built as the application asked;
+ *   paged      its translated paged-access form (translate/), built on first need;
+ *   inspector  its translated inspector (page accessed sets), built on first need.
+ * The program is translated once; each variant's program is built once for the launching
+ * device. Real kernel objects are pooled per application kernel, so concurrent launches of one
+ * kernel never share a real kernel's arguments (the application keeps setting its own on
+ * kernel->real). Called by launch.c, paged.c and partition.c.
+ */
+#ifndef VAST_INTERPOSE_VARIANT_H
+#define VAST_INTERPOSE_VARIANT_H
+
+#include "object.h"
+
+struct translate_kernel;
+
+enum vast_variant { VAST_VARIANT_ORIGINAL, VAST_VARIANT_PAGED, VAST_VARIANT_INSPECTOR, VAST_VARIANT_COUNT };
+
+/* The kernel's translation metadata, translating and building the paged programs on first
+ * call; NULL when the kernel cannot be paged, with *why set to a static reason (the details
+ * were logged once). Thread-safe. */
+const struct translate_kernel *vast_variant_meta(cl_kernel kernel, cl_device_id device, const char **why);
+
+/* A real kernel of the variant for exclusive use until given back; NULL on failure (logged). */
+cl_kernel vast_variant_take(cl_kernel kernel, enum vast_variant v, cl_device_id device);
+void vast_variant_give(cl_kernel kernel, enum vast_variant v, cl_kernel real);
+
+/* Free the pools of a kernel and the translation of a program (their destruction). */
+void vast_variant_kernel_free(cl_kernel kernel);
+void vast_variant_program_free(cl_program program);
+
+#endif
