@@ -24,6 +24,12 @@
       "device page-cache budget per real device; 0: most of the device's memory")                 \
     X(SIZE, page_size, "VAST_PAGE_SIZE", "0",                                                     \
       "page size, a power of two from 4K; 0: chosen by VAST")                                     \
+    X(BOOL, pin, "VAST_PIN", "1",                                                                 \
+      "pin host backing stores (fast transfers); 0: never, transfers from 256K stage via pinned slots") \
+    X(SIZE, staging_threads, "VAST_STAGING_THREADS", "0",                                         \
+      "host threads copying unpinned transfers through pinned slots; 0: min(4, cores)")           \
+    X(SIZE, staging_slot, "VAST_STAGING_SLOT", "8M",                                              \
+      "bytes per pinned staging slot (a ring of 3 per device, made on first use)")                \
     X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
       "run the paged kernel even where direct mode would do (testing and measuring)")             \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \

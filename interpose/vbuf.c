@@ -60,7 +60,10 @@ static int pool_create(cl_device_id dev, cl_int *err)
     dev->pool_queue = d->clCreateCommandQueue(dev->backend->shared, dev->real, 0, err);
     if (dev->pool_queue == NULL)
         return VAST_PC_ERR_DEVICE_MEMORY;
-    int st = pagecache_create_devops_opencl(dev->backend->shared, dev->pool_queue, 0, &dev->devops);
+    /* VAST_PIN=0: stores are never pinned and transfers stage through pinned slots. */
+    struct vast_staging_config staging = {.slot_bytes = cfg->staging_slot, .threads = (unsigned)cfg->staging_threads};
+    int st = pagecache_create_devops_opencl_staged(dev->backend->shared, dev->pool_queue,
+                                                   cfg->pin ? 0 : VAST_DEVOPS_CL_NO_PIN, &staging, &dev->devops);
     if (st == VAST_PC_OK)
         st = pagecache_create_pool(&vast_devops_opencl, dev->devops, budget, page, max_chunk, &dev->pool);
     if (st != VAST_PC_OK) {

@@ -53,11 +53,13 @@ struct vast_device_ops {
     int (*wait)(void *dev);
 };
 
-/* Staging (designed, not implemented yet): where a backing store cannot be pinned, transfers
- * go through a ring of pinned bounce buffers, memcpy split over N host threads, overlapping
- * with the device transfer of the previous slot (FACTS.md: 1/2/4/16 threads copy at
- * 10/20/34/42 GB/s). It will sit behind the same write/read calls:
- *   struct vast_staging_config { size_t slot_bytes; unsigned slots; unsigned threads; };
- * Today an unpinnable store is transferred from pageable memory directly. */
+/* Staging (staging.h, used by devops_opencl.c): where a backing store cannot be pinned
+ * (pin_host is NULL, fails, or VAST_PIN=0), write/read receive pin == NULL, and a backend may
+ * move such transfers through a ring of pinned bounce buffers, the memcpy split over N host
+ * threads and overlapping with the device transfer of the previous slot (FACTS.md: 1/2/4/16
+ * threads copy at 10/20/34/42 GB/s against ~7 GB/s pageable). A staged write or read is
+ * complete when it returns, which the contract above allows (it is stronger); it returns
+ * VAST_PC_ERR_TRANSFER when a slot transfer failed. Transfers below the staging threshold
+ * (256 KiB by default) go from pageable memory as before. */
 
 #endif

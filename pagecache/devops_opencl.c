@@ -1,19 +1,29 @@
 /* devops_opencl.c: the OpenCL device-operations backend (see devops_opencl.h). Each call
- * goes through the dispatch table at the start of the real object it operates on. All
- * transfers are non-blocking on one in-order queue; wait() is clFinish. Thread-safe as far
- * as the vendor's queue is (OpenCL requires that). */
+ * goes through the dispatch table at the start of the real object it operates on. Transfers
+ * of pinned memory are non-blocking on one in-order queue; wait() is clFinish. Transfers of
+ * unpinned memory (pin == NULL) go through the staging ring (staging.h) when it takes them:
+ * its slots are page-aligned mmap'ed memory wrapped once in a CL_MEM_USE_HOST_PTR buffer
+ * (the same pinning as the backing stores; never ALLOC_HOST_PTR, which costs GPU memory on
+ * NVIDIA), each slot transfer carries an event (the staging ticket) and is flushed at once so
+ * the device starts while the next slot is copied. A staged call is complete when it returns.
+ * Thread-safe: the vendor's queue is (OpenCL requires it), staging serialises itself. */
 #include "devops_opencl.h"
 
 #include <CL/cl_icd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 struct cl_dev {
     cl_context context;
     cl_command_queue queue;
     unsigned flags;
     _Atomic cl_int last_error;
+    struct vast_staging *staging; /* NULL with VAST_DEVOPS_CL_NO_STAGING */
 };
+
+static const struct vast_staging_ops cl_staging_ops;
 
 #define DISPATCH(obj) ((const struct _cl_icd_dispatch *)*(void *const *)(obj))
 
@@ -25,8 +35,9 @@ static int check(struct cl_dev *d, cl_int err)
     return VAST_PC_ERR_TRANSFER;
 }
 
-int pagecache_create_devops_opencl(cl_context context, cl_command_queue queue, unsigned flags,
-                                   void **dev)
+int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue queue,
+                                          unsigned flags,
+                                          const struct vast_staging_config *staging, void **dev)
 {
     if (!context || !queue || !dev)
         return VAST_PC_ERR_INVALID;
@@ -36,10 +47,23 @@ int pagecache_create_devops_opencl(cl_context context, cl_command_queue queue, u
     d->context = context;
     d->queue = queue;
     d->flags = flags;
+    if (!(flags & VAST_DEVOPS_CL_NO_STAGING)) {
+        int rc = pagecache_create_staging(&cl_staging_ops, d, staging, &d->staging);
+        if (rc) {
+            free(d);
+            return rc;
+        }
+    }
     DISPATCH(context)->clRetainContext(context);
     DISPATCH(queue)->clRetainCommandQueue(queue);
     *dev = d;
     return VAST_PC_OK;
+}
+
+int pagecache_create_devops_opencl(cl_context context, cl_command_queue queue, unsigned flags,
+                                   void **dev)
+{
+    return pagecache_create_devops_opencl_staged(context, queue, flags, NULL, dev);
 }
 
 void pagecache_destroy_devops_opencl(void *dev)
@@ -47,6 +71,7 @@ void pagecache_destroy_devops_opencl(void *dev)
     struct cl_dev *d = dev;
     if (!d)
         return;
+    pagecache_destroy_staging(d->staging); /* its slots' wrappers need the context alive */
     DISPATCH(d->queue)->clReleaseCommandQueue(d->queue);
     DISPATCH(d->context)->clReleaseContext(d->context);
     free(d);
@@ -56,6 +81,15 @@ cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk) { return (cl_mem)chunk;
 cl_int pagecache_devops_opencl_last_error(void *dev)
 {
     return atomic_load(&((struct cl_dev *)dev)->last_error);
+}
+
+int pagecache_devops_opencl_staging_stats(void *dev, struct vast_staging_stats *out)
+{
+    struct cl_dev *d = dev;
+    if (!d->staging)
+        return VAST_PC_ERR_UNSUPPORTED;
+    pagecache_get_staging_stats(d->staging, out);
+    return VAST_PC_OK;
 }
 
 static int cl_alloc_chunk(void *dev, size_t bytes, vast_dev_chunk *out)
@@ -82,8 +116,13 @@ static void cl_free_chunk(void *dev, vast_dev_chunk chunk)
 static int cl_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *host,
                     size_t bytes, vast_host_pin pin)
 {
-    (void)pin; /* the wrapper only has to be alive: the plain pointer is the fast path */
+    /* A pin's wrapper only has to be alive: the plain pointer is the fast path. */
     struct cl_dev *d = dev;
+    if (!pin && d->staging) {
+        int rc = pagecache_staging_write(d->staging, dst, dst_off, host, bytes);
+        if (rc != VAST_PC_ERR_UNSUPPORTED)
+            return rc;
+    }
     return check(d, DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
                                                              dst_off, bytes, host, 0, NULL,
                                                              NULL));
@@ -92,8 +131,12 @@ static int cl_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *h
 static int cl_read(void *dev, vast_dev_chunk src, size_t src_off, void *host, size_t bytes,
                    vast_host_pin pin)
 {
-    (void)pin;
     struct cl_dev *d = dev;
+    if (!pin && d->staging) {
+        int rc = pagecache_staging_read(d->staging, src, src_off, host, bytes);
+        if (rc != VAST_PC_ERR_UNSUPPORTED)
+            return rc;
+    }
     return check(d, DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
                                                             src_off, bytes, host, 0, NULL,
                                                             NULL));
@@ -144,6 +187,95 @@ static int cl_wait(void *dev)
     struct cl_dev *d = dev;
     return check(d, DISPATCH(d->queue)->clFinish(d->queue));
 }
+
+/* ---------- staging slots and ticketed transfers (staging.h) ---------- */
+
+static int cl_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pin)
+{
+    struct cl_dev *d = dev;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return VAST_PC_ERR_HOST_MEMORY;
+    memset(p, 0, bytes); /* commit it now, not during the first transfer */
+    cl_int err = CL_SUCCESS;
+    cl_mem m = DISPATCH(d->context)->clCreateBuffer(d->context,
+                                                    CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
+                                                    bytes, p, &err);
+    if (!m || err != CL_SUCCESS) {
+        atomic_store(&d->last_error, err);
+        munmap(p, bytes);
+        return VAST_PC_ERR_UNSUPPORTED;
+    }
+    *host = p;
+    *pin = m;
+    return VAST_PC_OK;
+}
+
+static void cl_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
+{
+    cl_free_chunk(dev, pin);
+    munmap(host, bytes);
+}
+
+/* An enqueue that made an event is flushed so the device starts while the host copies on. */
+static int enqueued(struct cl_dev *d, cl_int err, cl_event ev, void **ticket)
+{
+    if (err != CL_SUCCESS || !ev) {
+        atomic_store(&d->last_error, err != CL_SUCCESS ? err : CL_INVALID_EVENT);
+        return VAST_PC_ERR_TRANSFER;
+    }
+    *ticket = ev;
+    DISPATCH(d->queue)->clFlush(d->queue);
+    return VAST_PC_OK;
+}
+
+static int cl_slot_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *slot,
+                         size_t bytes, vast_host_pin pin, void **ticket)
+{
+    (void)pin;
+    struct cl_dev *d = dev;
+    cl_event ev = NULL;
+    cl_int err = DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
+                                                          dst_off, bytes, slot, 0, NULL, &ev);
+    return enqueued(d, err, ev, ticket);
+}
+
+static int cl_slot_read(void *dev, vast_dev_chunk src, size_t src_off, void *slot,
+                        size_t bytes, vast_host_pin pin, void **ticket)
+{
+    (void)pin;
+    struct cl_dev *d = dev;
+    cl_event ev = NULL;
+    cl_int err = DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
+                                                         src_off, bytes, slot, 0, NULL, &ev);
+    return enqueued(d, err, ev, ticket);
+}
+
+/* Waits for the event and checks how its command ended (a failed command's event has a
+ * negative execution status even where clWaitForEvents succeeds). */
+static int cl_wait_ticket(void *dev, void *ticket)
+{
+    struct cl_dev *d = dev;
+    cl_event ev = ticket;
+    const struct _cl_icd_dispatch *t = DISPATCH(ev);
+    cl_int err = t->clWaitForEvents(1, &ev);
+    cl_int status = CL_COMPLETE;
+    if (err == CL_SUCCESS)
+        err = t->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                NULL);
+    if (err == CL_SUCCESS && status < 0)
+        err = status;
+    t->clReleaseEvent(ev);
+    return check(d, err);
+}
+
+static const struct vast_staging_ops cl_staging_ops = {
+    .alloc_slot = cl_alloc_slot,
+    .free_slot = cl_free_slot,
+    .write = cl_slot_write,
+    .read = cl_slot_read,
+    .wait_ticket = cl_wait_ticket,
+};
 
 const struct vast_device_ops vast_devops_opencl = {
     .name = "opencl",

@@ -4,18 +4,27 @@
  * cl* symbols (libvast.so exports those itself). Chunks are real cl_mem buffers; host pins
  * are real CL_MEM_USE_HOST_PTR buffers that no kernel ever uses (FACTS.md: on NVIDIA that
  * pins the range for 55 GB/s transfers at ~2 MiB of GPU memory per GiB); transfers then use
- * the plain host pointer. */
+ * the plain host pointer. Transfers of memory without a pin are staged through a ring of
+ * pinned slots with several copy threads (staging.h), made on the first such transfer and
+ * freed with the context; small ones (below the staging threshold) go from pageable memory. */
 #ifndef VAST_PAGECACHE_DEVOPS_OPENCL_H
 #define VAST_PAGECACHE_DEVOPS_OPENCL_H
 
 #include <CL/cl.h>
 #include "devops.h"
+#include "staging.h"
 
 extern const struct vast_device_ops vast_devops_opencl;
 
-#define VAST_DEVOPS_CL_NO_PIN 1u /* never pin host memory (measure the pageable path) */
+#define VAST_DEVOPS_CL_NO_PIN 1u     /* never pin backing stores (VAST_PIN=0): they stage */
+#define VAST_DEVOPS_CL_NO_STAGING 2u /* unpinned memory goes pageable (measure that path) */
 
-/* Retains context and queue; *dev is the opaque device context for vast_devops_opencl. */
+/* Retains context and queue; *dev is the opaque device context for vast_devops_opencl.
+ * staging: the ring's geometry and threads (NULL or zero fields: defaults, staging.h). */
+int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue queue,
+                                          unsigned flags,
+                                          const struct vast_staging_config *staging, void **dev);
+/* The same with the default staging configuration. */
 int pagecache_create_devops_opencl(cl_context context, cl_command_queue queue, unsigned flags,
                                    void **dev);
 void pagecache_destroy_devops_opencl(void *dev);
@@ -23,5 +32,7 @@ void pagecache_destroy_devops_opencl(void *dev);
 cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk);
 /* Last OpenCL error seen (for messages). */
 cl_int pagecache_devops_opencl_last_error(void *dev);
+/* What staging did so far; VAST_PC_ERR_UNSUPPORTED with VAST_DEVOPS_CL_NO_STAGING. */
+int pagecache_devops_opencl_staging_stats(void *dev, struct vast_staging_stats *out);
 
 #endif

@@ -1,23 +1,27 @@
-/* pagecache_bench.c: host <-> virtual-buffer throughput through the page cache against the
- * device's own raw transfer rate (pinned and pageable), and transfers per MiB moved.
+/* pagecache_bench.c: host <-> virtual-buffer throughput through the page cache, in one table:
+ * the device's own raw rate (pinned and pageable), then a virtual buffer (1 GiB by default)
+ * streamed through the pool with its store pinned, staged through pinned slots with 1, 2, 4
+ * and N (online cores) copy threads, and pageable directly; transfers per MiB count what the
+ * device saw (a staged transfer counts its slot transfers).
  * Usage: pagecache_bench [--platform NAME] [--device NAME] [--budget MiB] [--page KiB]
- *                        [--size MiB] [--chunk MiB] [--no-pin] [--reps N]
+ *                        [--size MiB] [--chunk MiB] [--slot KiB] [--threads 1,2,4,N] [--reps N]
  * NAME matches a substring of CL_PLATFORM_NAME / CL_DEVICE_NAME (e.g. "NVIDIA", "H100").
- * Not a test: prints a table. Built by tests/e2e/pagecache/CMakeLists.txt. */
+ * Not a test: prints a table. Built by tests/bench/CMakeLists.txt. */
 #include <CL/cl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "devops_opencl.h"
 #include "pagecache.h"
 
 struct opts {
-    const char *platform, *device;
-    size_t budget, page, size, chunk;
-    int no_pin, reps;
+    const char *platform, *device, *threads;
+    size_t budget, page, size, chunk, slot;
+    int reps;
 };
 
 static double now(void)
@@ -88,85 +92,166 @@ static void raw_rate(cl_context ctx, cl_command_queue q, size_t bytes, int pinne
     free(host);
 }
 
-static uint64_t transfers(struct vast_pool *pool, int h2d)
-{
-    struct vast_pool_stats s;
-    pagecache_get_pool_stats(pool, &s);
-    return h2d ? s.h2d_transfers : s.d2h_transfers;
-}
+/* How a virtual buffer's store meets the device: pinned (USE_HOST_PTR wrappers), staged
+ * through the ring of pinned slots with `threads` copy threads, or pageable directly. */
+enum store_path { PINNED, STAGED, PAGEABLE };
+struct mode {
+    enum store_path path;
+    unsigned threads;
+};
 
-/* Stream the whole buffer through the pool in windows of half the pool. */
-static double stream(struct vast_pc_buffer *buf, size_t npages, size_t window, int dirty)
-{
-    double t = now();
-    for (size_t p = 0; p < npages; p += window) {
-        size_t n = npages - p < window ? npages - p : window;
-        if (pagecache_make_resident(buf, p, n, VAST_PC_PIN, NULL) != 0) {
-            fprintf(stderr, "make_resident failed\n");
-            exit(1);
-        }
-        if (dirty)
-            pagecache_mark_dirty(buf, p, n);
-        pagecache_unpin_range(buf, p, n);
-    }
-    if (dirty)
-        pagecache_flush_range(buf, 0, pagecache_buffer_size(buf));
-    return now() - t;
-}
-
-static void pool_rates(cl_context ctx, cl_command_queue q, const struct opts *o)
-{
+struct run {
     void *dev;
     struct vast_pool *pool;
-    if (pagecache_create_devops_opencl(ctx, q, o->no_pin ? VAST_DEVOPS_CL_NO_PIN : 0, &dev) ||
-        pagecache_create_pool(&vast_devops_opencl, dev, o->budget, o->page, o->chunk, &pool)) {
+    struct vast_backing *store;
+    struct vast_pc_buffer *buf;
+    size_t npages, window, page;
+};
+
+/* Transfers the device really saw so far in one direction: the pool's, where each staged
+ * one counts as its slot transfers (staging is one direction at a time in this program). */
+static uint64_t device_transfers(struct run *r, int h2d)
+{
+    struct vast_pool_stats s;
+    pagecache_get_pool_stats(r->pool, &s);
+    uint64_t n = h2d ? s.h2d_transfers : s.d2h_transfers;
+    struct vast_staging_stats st;
+    if (pagecache_devops_opencl_staging_stats(r->dev, &st) == 0)
+        n = n - st.transfers + st.slot_transfers;
+    return n;
+}
+
+static void run_open(cl_context ctx, cl_command_queue q, const struct opts *o,
+                     const struct mode *m, struct run *r)
+{
+    unsigned flags = m->path == PINNED ? 0 : VAST_DEVOPS_CL_NO_PIN;
+    if (m->path == PAGEABLE)
+        flags |= VAST_DEVOPS_CL_NO_STAGING;
+    struct vast_staging_config sc = {.slot_bytes = o->slot, .threads = m->threads};
+    if (pagecache_create_devops_opencl_staged(ctx, q, flags, &sc, &r->dev) ||
+        pagecache_create_pool(&vast_devops_opencl, r->dev, o->budget, o->page, o->chunk,
+                              &r->pool)) {
         fprintf(stderr, "pool creation failed\n");
         exit(1);
     }
-    struct vast_backing *store;
-    struct vast_pc_buffer *buf;
-    if (pagecache_create_backing(o->size, 0, &store) || pagecache_create_buffer(pool, store, &buf)) {
+    if (pagecache_create_backing(o->size, 0, &r->store) ||
+        pagecache_create_buffer(r->pool, r->store, &r->buf)) {
         fprintf(stderr, "virtual buffer of %zu MiB failed\n", o->size >> 20);
         exit(1);
     }
-    memset(pagecache_backing_base(store), 3, o->size); /* commit host pages outside timing */
-    size_t npages = (o->size + o->page - 1) / o->page, window = pool->nframes / 2;
-    double mib = (double)o->size / 1048576.0;
-    /* warm-up: pins the backing store's granules (41-47 ms/GiB on NVIDIA) */
-    double tpin = stream(buf, npages, window, 0);
-    row("pool h2d, first pass (pins store)", mib, tpin, (double)transfers(pool, 1));
-    for (int r = 0; r < o->reps; r++) {
-        uint64_t h0 = transfers(pool, 1);
-        double t = stream(buf, npages, window, 0);
-        row("pool h2d, streaming clean", mib, t, (double)(transfers(pool, 1) - h0));
-    }
-    for (int r = 0; r < o->reps; r++) {
-        uint64_t h0 = transfers(pool, 1), d0 = transfers(pool, 0);
-        double t = stream(buf, npages, window, 1);
-        row("pool h2d+d2h, streaming dirty", 2 * mib, t,
-            (double)(transfers(pool, 1) - h0 + transfers(pool, 0) - d0));
-    }
-    /* d2h alone: the resident set made dirty, then flushed */
-    size_t res = window * 2 < npages ? window * 2 : npages;
-    pagecache_make_resident(buf, 0, res, VAST_PC_PIN, NULL);
-    pagecache_mark_dirty(buf, 0, res);
-    uint64_t d0 = transfers(pool, 0);
+    memset(pagecache_backing_base(r->store), 3, o->size); /* commit host pages outside timing */
+    r->page = o->page;
+    r->npages = (o->size + o->page - 1) / o->page;
+    r->window = r->pool->nframes / 2;
+}
+
+static void run_close(struct run *r)
+{
+    pagecache_release_buffer(r->buf);
+    pagecache_destroy_backing(r->store);
+    pagecache_destroy_pool(r->pool);
+    pagecache_destroy_devops_opencl(r->dev);
+}
+
+/* h2d: stream the whole buffer through the pool, windows of half the pool, clean pages. */
+static double stream_h2d(struct run *r)
+{
     double t = now();
-    pagecache_flush_range(buf, 0, res * o->page);
-    row("pool d2h, flush of resident set", (double)(res * o->page) / 1048576.0, now() - t,
-        (double)(transfers(pool, 0) - d0));
-    pagecache_unpin_range(buf, 0, res);
-    pagecache_release_buffer(buf);
-    pagecache_destroy_backing(store);
-    pagecache_destroy_pool(pool);
-    pagecache_destroy_devops_opencl(dev);
+    for (size_t p = 0; p < r->npages; p += r->window) {
+        size_t n = r->npages - p < r->window ? r->npages - p : r->window;
+        if (pagecache_make_resident(r->buf, p, n, 0, NULL) != 0) {
+            fprintf(stderr, "make_resident failed\n");
+            exit(1);
+        }
+    }
+    return now() - t;
+}
+
+/* d2h: window by window, pages made resident and dirty (not timed), then flushed (timed). */
+static double stream_d2h(struct run *r, uint64_t *xfers)
+{
+    double total = 0;
+    *xfers = 0;
+    for (size_t p = 0; p < r->npages; p += r->window) {
+        size_t n = r->npages - p < r->window ? r->npages - p : r->window;
+        if (pagecache_make_resident(r->buf, p, n, VAST_PC_PIN, NULL) != 0) {
+            fprintf(stderr, "make_resident failed\n");
+            exit(1);
+        }
+        pagecache_mark_dirty(r->buf, p, n);
+        pagecache_unpin_range(r->buf, p, n);
+        uint64_t d0 = device_transfers(r, 0);
+        double t = now();
+        size_t off = p * r->page, len = n * r->page;
+        if (off + len > pagecache_buffer_size(r->buf))
+            len = pagecache_buffer_size(r->buf) - off;
+        if (pagecache_flush_range(r->buf, off, len) != 0) {
+            fprintf(stderr, "flush failed\n");
+            exit(1);
+        }
+        total += now() - t;
+        *xfers += device_transfers(r, 0) - d0;
+    }
+    return total;
+}
+
+/* Two rows per mode, the best of o->reps passes each (a first pass, not timed, pins the
+ * store or makes the staging ring). */
+static void mode_rates(cl_context ctx, cl_command_queue q, const struct opts *o,
+                       const struct mode *m)
+{
+    struct run r;
+    run_open(ctx, q, o, m, &r);
+    char what[2][64];
+    for (int h2d = 0; h2d < 2; h2d++) {
+        const char *dir = h2d ? "h2d" : "d2h";
+        if (m->path == PINNED)
+            snprintf(what[h2d], sizeof what[h2d], "pool %s, pinned store", dir);
+        else if (m->path == STAGED)
+            snprintf(what[h2d], sizeof what[h2d], "pool %s, staged, %u thread%s", dir,
+                     m->threads, m->threads > 1 ? "s" : "");
+        else
+            snprintf(what[h2d], sizeof what[h2d], "pool %s, pageable direct", dir);
+    }
+    double mib = (double)o->size / 1048576.0;
+    double t0 = stream_h2d(&r);
+    if (m->path == PINNED)
+        row("pool h2d, first pass (pins store)", mib, t0, (double)device_transfers(&r, 1));
+    double best_h = 1e30, best_d = 1e30;
+    uint64_t xh = 0, xd = 0;
+    for (int rep = 0; rep < o->reps; rep++) {
+        uint64_t h0 = device_transfers(&r, 1), x;
+        double t = stream_h2d(&r);
+        if (t < best_h)
+            best_h = t, xh = device_transfers(&r, 1) - h0;
+        t = stream_d2h(&r, &x);
+        if (t < best_d)
+            best_d = t, xd = x;
+    }
+    row(what[1], mib, best_h, (double)xh);
+    row(what[0], mib, best_d, (double)xd);
+    run_close(&r);
+}
+
+/* Thread counts to stage with: "1,2,4" and the number of online cores. */
+static size_t thread_list(const char *text, unsigned *out, size_t cap)
+{
+    size_t n = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok && n < cap; tok = strtok(NULL, ","))
+        if (atoi(tok) > 0)
+            out[n++] = (unsigned)atoi(tok);
+    return n;
 }
 
 static size_t arg_size(const char *s, size_t unit) { return (size_t)strtoull(s, NULL, 0) * unit; }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {NULL, NULL, (size_t)256 << 20, (size_t)1 << 20, (size_t)1 << 30,
+    char cores[64];
+    snprintf(cores, sizeof cores, "1,2,4,%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    struct opts o = {NULL, NULL, cores, (size_t)256 << 20, (size_t)1 << 20, (size_t)1 << 30,
                      (size_t)1 << 30, 0, 3};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "0";
@@ -176,14 +261,18 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--page")) o.page = arg_size(v, 1 << 10), i++;
         else if (!strcmp(a, "--size")) o.size = arg_size(v, 1 << 20), i++;
         else if (!strcmp(a, "--chunk")) o.chunk = arg_size(v, 1 << 20), i++;
+        else if (!strcmp(a, "--slot")) o.slot = arg_size(v, 1 << 10), i++;
+        else if (!strcmp(a, "--threads")) o.threads = v, i++;
         else if (!strcmp(a, "--reps")) o.reps = atoi(v), i++;
-        else if (!strcmp(a, "--no-pin")) o.no_pin = 1;
         else {
             fprintf(stderr, "usage: %s [--platform NAME] [--device NAME] [--budget MiB] "
-                            "[--page KiB] [--size MiB] [--chunk MiB] [--no-pin] [--reps N]\n", argv[0]);
+                            "[--page KiB] [--size MiB] [--chunk MiB] [--slot KiB] "
+                            "[--threads 1,2,4,N] [--reps N]\n", argv[0]);
             return 2;
         }
     }
+    if (o.reps < 1)
+        o.reps = 1;
     cl_device_id dev;
     if (pick_device(&o, &dev)) {
         fprintf(stderr, "no device matches\n");
@@ -192,14 +281,25 @@ int main(int argc, char **argv)
     cl_int err;
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-    printf("budget %zu MiB, page %zu KiB, virtual buffer %zu MiB, chunk <= %zu MiB, %s\n\n",
-           o.budget >> 20, o.page >> 10, o.size >> 20, o.chunk >> 20,
-           o.no_pin ? "store not pinned" : "store pinned (USE_HOST_PTR wrappers)");
+    printf("budget %zu MiB, page %zu KiB, virtual buffer %zu MiB, chunk <= %zu MiB, "
+           "staging slot %zu KiB x %u, best of %d\n\n", o.budget >> 20, o.page >> 10,
+           o.size >> 20, o.chunk >> 20, (o.slot ? o.slot : VAST_STAGING_DEFAULT_SLOT) >> 10,
+           VAST_STAGING_DEFAULT_SLOTS, o.reps);
     printf("%-34s %9s %8s %8s %10s %8s\n", "path", "MiB", "s", "GB/s", "transfers", "per MiB");
     size_t raw = o.budget < o.size ? o.budget : o.size;
     raw_rate(ctx, q, raw, 1, o.reps * 4);
     raw_rate(ctx, q, raw, 0, o.reps * 4);
-    pool_rates(ctx, q, &o);
+    mode_rates(ctx, q, &o, &(struct mode){PINNED, 0});
+    unsigned threads[16];
+    size_t nt = thread_list(o.threads, threads, 16);
+    for (size_t i = 0; i < nt; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= threads[j] == threads[i];
+        if (!seen)
+            mode_rates(ctx, q, &o, &(struct mode){STAGED, threads[i]});
+    }
+    mode_rates(ctx, q, &o, &(struct mode){PAGEABLE, 0});
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
     return 0;

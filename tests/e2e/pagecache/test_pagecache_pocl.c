@@ -3,6 +3,9 @@
  * one larger than PoCL's own maximum allocation (3 GiB, touched sparsely), and a
  * USE_HOST_PTR store over an mmap'ed file. Random host writes/reads/fills/copies and a real
  * kernel that reads-modifies-writes resident frames are checked against a shadow copy.
+ * Then again with stores that are never pinned (VAST_DEVOPS_CL_NO_PIN, what VAST_PIN=0 does):
+ * every transfer, however small, is staged through pinned slots of 256 KiB by two copy
+ * threads, interleaved on the queue with the kernels; odd sizes through the device ops first.
  * Exit status 0 on success. Seed: VAST_TEST_SEED (printed). */
 #include <CL/cl.h>
 #include <fcntl.h>
@@ -242,6 +245,57 @@ static void test_mmap_file(struct vast_pool *pool)
     free(shadow);
 }
 
+/* Staged device ops alone: odd sizes at odd offsets, both ways, against the source. */
+static void test_staged_devops(void *dev, size_t slot)
+{
+    const struct vast_device_ops *ops = &vast_devops_opencl;
+    const size_t sizes[] = {1, slot - 1, slot, slot + 1, 5 * slot + 4097, (3 << 20) + 5};
+    size_t max = (3 << 20) + 5, dev_off = 333;
+    vast_dev_chunk c;
+    CHECK_RC(ops->alloc_chunk(dev, max + dev_off, &c));
+    unsigned char *src = malloc(max + 8), *dst = malloc(max + 8);
+    vast_host_pin pin = NULL;
+    CHECK(ops->pin_host(dev, src, 4096, &pin) != 0); /* VAST_DEVOPS_CL_NO_PIN */
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        for (size_t k = 0; k < sizes[i]; k++)
+            src[3 + k] = (unsigned char)rnd();
+        memset(dst, 0xEE, max + 8);
+        CHECK_RC(ops->write(dev, c, dev_off, src + 3, sizes[i], NULL));
+        CHECK_RC(ops->read(dev, c, dev_off, dst + 1, sizes[i], NULL));
+        CHECK_RC(ops->wait(dev));
+        CHECK(memcmp(dst + 1, src + 3, sizes[i]) == 0);
+        CHECK(dst[0] == 0xEE && dst[1 + sizes[i]] == 0xEE);
+    }
+    ops->free_chunk(dev, c);
+    free(src);
+    free(dst);
+}
+
+static void test_staged_pool(void)
+{
+    size_t slot = (size_t)256 << 10;
+    struct vast_staging_config sc = {.slot_bytes = slot, .threads = 2, .direct_below = 1};
+    void *dev;
+    CHECK_RC(pagecache_create_devops_opencl_staged(ctx, queue, VAST_DEVOPS_CL_NO_PIN, &sc, &dev));
+    test_staged_devops(dev, slot);
+    struct vast_pool *pool;
+    CHECK_RC(pagecache_create_pool(&vast_devops_opencl, dev, BUDGET, PG, (size_t)1 << 20, &pool));
+    printf("staged (stores never pinned, %zu KiB slots, 2 threads):\n", slot >> 10);
+    test_virtual_buffer(pool, 8 * BUDGET, 400, (size_t)1 << 20);
+    test_mmap_file(pool);
+    struct vast_staging_stats st;
+    CHECK_RC(pagecache_devops_opencl_staging_stats(dev, &st));
+    printf("  staging: %llu transfers (%.1f MiB) in %llu slot transfers, %llu failed, "
+           "%llu declined\n", (unsigned long long)st.transfers, st.bytes / 1048576.0,
+           (unsigned long long)st.slot_transfers, (unsigned long long)st.failures,
+           (unsigned long long)st.declined);
+    CHECK(st.transfers > 500 && st.slot_transfers >= st.transfers);
+    CHECK(st.failures == 0 && st.declined == 0 && st.in_flight == 0);
+    CHECK(st.slots == 3 && st.threads == 2);
+    pagecache_destroy_pool(pool);
+    pagecache_destroy_devops_opencl(dev);
+}
+
 int main(void)
 {
     const char *s = getenv("VAST_TEST_SEED");
@@ -263,6 +317,7 @@ int main(void)
     test_mmap_file(pool);
     pagecache_destroy_pool(pool);
     pagecache_destroy_devops_opencl(dev);
+    test_staged_pool();
     clReleaseKernel(kern);
     clReleaseCommandQueue(queue);
     clReleaseContext(ctx);

@@ -10,6 +10,20 @@ void fake_device_init(struct fake_device *d)
     atomic_store(&d->fail_write_after, -1);
     atomic_store(&d->fail_read_after, -1);
     atomic_store(&d->fail_alloc_after, -1);
+    atomic_store(&d->fail_ticket_after, -1);
+    atomic_store(&d->fail_slot_alloc_after, -1);
+}
+
+int fake_device_enable_staging(struct fake_device *d, const struct vast_staging_config *cfg)
+{
+    d->no_pin = 1;
+    return pagecache_create_staging(&fake_staging_ops, d, cfg, &d->staging);
+}
+
+void fake_device_fini(struct fake_device *d)
+{
+    pagecache_destroy_staging(d->staging);
+    d->staging = NULL;
 }
 
 void fake_device_reset_counts(struct fake_device *d)
@@ -21,6 +35,8 @@ void fake_device_reset_counts(struct fake_device *d)
     atomic_store(&d->write_bytes, 0);
     atomic_store(&d->read_bytes, 0);
     atomic_store(&d->waits, 0);
+    atomic_store(&d->slot_writes, 0);
+    atomic_store(&d->slot_reads, 0);
 }
 
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk) { return ((struct fake_chunk *)chunk)->mem; }
@@ -62,9 +78,13 @@ static void f_free(void *dev, vast_dev_chunk chunk)
 static int f_write(void *dev, vast_dev_chunk dst, size_t off, const void *host, size_t n,
                    vast_host_pin pin)
 {
-    (void)pin;
     struct fake_device *d = dev;
     struct fake_chunk *c = dst;
+    if (!pin && d->staging) {
+        int rc = pagecache_staging_write(d->staging, dst, off, host, n);
+        if (rc != VAST_PC_ERR_UNSUPPORTED)
+            return rc;
+    }
     if (fault(&d->fail_write_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
     memcpy(c->mem + off, host, n);
@@ -76,9 +96,13 @@ static int f_write(void *dev, vast_dev_chunk dst, size_t off, const void *host, 
 static int f_read(void *dev, vast_dev_chunk src, size_t off, void *host, size_t n,
                   vast_host_pin pin)
 {
-    (void)pin;
     struct fake_device *d = dev;
     struct fake_chunk *c = src;
+    if (!pin && d->staging) {
+        int rc = pagecache_staging_read(d->staging, src, off, host, n);
+        if (rc != VAST_PC_ERR_UNSUPPORTED)
+            return rc;
+    }
     if (fault(&d->fail_read_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
     memcpy(host, c->mem + off, n);
@@ -100,6 +124,8 @@ static int f_pin(void *dev, void *host, size_t n, vast_host_pin *out)
 {
     (void)n;
     struct fake_device *d = dev;
+    if (d->no_pin)
+        return VAST_PC_ERR_UNSUPPORTED;
     atomic_fetch_add(&d->pins, 1);
     *out = host; /* any non-NULL handle */
     return VAST_PC_OK;
@@ -128,4 +154,93 @@ const struct vast_device_ops fake_device_ops = {
     .pin_host = f_pin,
     .unpin_host = f_unpin,
     .wait = f_wait,
+};
+
+/* ---------- staging: pinned slots and deferred, ticketed slot transfers ---------- */
+
+struct fake_ticket {
+    int to_device;
+    struct fake_chunk *chunk;
+    size_t off, n;
+    unsigned char *slot;
+};
+
+static int f_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pin)
+{
+    struct fake_device *d = dev;
+    if (fault(&d->fail_slot_alloc_after))
+        return VAST_PC_ERR_UNSUPPORTED;
+    void *p = aligned_alloc(4096, bytes);
+    if (!p)
+        return VAST_PC_ERR_HOST_MEMORY;
+    memset(p, 0x5A, bytes);
+    atomic_fetch_add(&d->slot_allocs, 1);
+    *host = p;
+    *pin = p;
+    return VAST_PC_OK;
+}
+
+static void f_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
+{
+    (void)bytes;
+    (void)pin;
+    atomic_fetch_add(&((struct fake_device *)dev)->slot_frees, 1);
+    free(host);
+}
+
+static int f_slot_transfer(struct fake_device *d, int to_device, struct fake_chunk *c,
+                           size_t off, void *slot, size_t n, void **ticket)
+{
+    if (fault(to_device ? &d->fail_write_after : &d->fail_read_after) || off + n > c->size)
+        return VAST_PC_ERR_TRANSFER;
+    struct fake_ticket *t = malloc(sizeof *t);
+    if (!t)
+        return VAST_PC_ERR_HOST_MEMORY;
+    *t = (struct fake_ticket){to_device, c, off, n, slot};
+    long out = atomic_fetch_add(&d->tickets_out, 1) + 1;
+    long max = atomic_load(&d->max_tickets_out);
+    while (out > max && !atomic_compare_exchange_weak(&d->max_tickets_out, &max, out))
+        ;
+    *ticket = t;
+    return VAST_PC_OK;
+}
+
+static int f_slot_write(void *dev, vast_dev_chunk dst, size_t off, const void *slot, size_t n,
+                        vast_host_pin pin, void **ticket)
+{
+    (void)pin;
+    return f_slot_transfer(dev, 1, dst, off, (void *)slot, n, ticket);
+}
+
+static int f_slot_read(void *dev, vast_dev_chunk src, size_t off, void *slot, size_t n,
+                       vast_host_pin pin, void **ticket)
+{
+    (void)pin;
+    return f_slot_transfer(dev, 0, src, off, slot, n, ticket);
+}
+
+/* The transfer happens now (see fake_device.h), unless fault injection fails it. */
+static int f_wait_ticket(void *dev, void *ticket)
+{
+    struct fake_device *d = dev;
+    struct fake_ticket *t = ticket;
+    int failed = fault(&d->fail_ticket_after);
+    if (!failed && t->to_device) {
+        memcpy(t->chunk->mem + t->off, t->slot, t->n);
+        atomic_fetch_add(&d->slot_writes, 1);
+    } else if (!failed) {
+        memcpy(t->slot, t->chunk->mem + t->off, t->n);
+        atomic_fetch_add(&d->slot_reads, 1);
+    }
+    atomic_fetch_sub(&d->tickets_out, 1);
+    free(t);
+    return failed ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+}
+
+const struct vast_staging_ops fake_staging_ops = {
+    .alloc_slot = f_alloc_slot,
+    .free_slot = f_free_slot,
+    .write = f_slot_write,
+    .read = f_slot_read,
+    .wait_ticket = f_wait_ticket,
 };

@@ -3,6 +3,8 @@
  * invalidations, discards and flushes over a buffer 8x the pool (forcing constant eviction);
  * every read is compared with the shadow, and at the end the whole store. Then 8 threads
  * share one pool (and one buffer, in disjoint page ranges, plus a private buffer each).
+ * Both run again with the device refusing to pin, so every transfer is staged through a ring
+ * of one-page slots with two copy threads (staging.h; the fake's slot transfers are deferred).
  * Seeds are fixed (VAST_TEST_SEED overrides) and printed; outputs are poisoned first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -161,13 +163,37 @@ static void run_model(struct model *m, int steps, int allow_discard, size_t dev_
     }
 }
 
-static void test_model_single(void **state)
+/* staged: no pin, every transfer through one-page slots (multi-page runs use several). */
+static void device_init(struct fake_device *dev, int staged)
 {
-    (void)state;
+    fake_device_init(dev);
+    struct vast_staging_config cfg = {.slot_bytes = PG, .threads = 2, .direct_below = 1};
+    if (staged)
+        assert_int_equal(fake_device_enable_staging(dev, &cfg), 0);
+}
+
+static void device_fini(struct fake_device *dev, int staged)
+{
+    if (staged) {
+        struct vast_staging_stats st;
+        pagecache_get_staging_stats(dev->staging, &st);
+        printf("staged: %llu transfers in %llu slot transfers, %llu failed\n",
+               (unsigned long long)st.transfers, (unsigned long long)st.slot_transfers,
+               (unsigned long long)st.failures);
+        assert_true(st.transfers > 100);
+        assert_int_equal(st.failures, 0);
+        assert_int_equal(dev->writes + dev->reads, 0); /* nothing went direct */
+        assert_int_equal(dev->pins, 0);
+    }
+    fake_device_fini(dev);
+}
+
+static void run_model_single(int staged)
+{
     unsigned seed = seed_base();
     printf("seed %u\n", seed);
     struct fake_device dev;
-    fake_device_init(&dev);
+    device_init(&dev, staged);
     struct vast_pool *pool;
     struct vast_backing *store;
     size_t size = 64 * PG - 123; /* 8x the pool, last page partial */
@@ -192,9 +218,22 @@ static void test_model_single(void **state)
     assert_int_equal(pagecache_release_buffer(m.buf), 0);
     pagecache_destroy_backing(store);
     pagecache_destroy_pool(pool);
+    device_fini(&dev, staged);
     free(all);
     free(m.shadow);
     free(m.tmp);
+}
+
+static void test_model_single(void **state)
+{
+    (void)state;
+    run_model_single(0);
+}
+
+static void test_model_single_staged(void **state)
+{
+    (void)state;
+    run_model_single(1);
 }
 
 #define NTHREADS 8
@@ -207,12 +246,11 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static void test_model_threads(void **state)
+static void run_model_threads(int staged)
 {
-    (void)state;
     unsigned seed = seed_base();
     struct fake_device dev;
-    fake_device_init(&dev);
+    device_init(&dev, staged);
     struct vast_pool *pool;
     /* 16 threads pin at most 3 pages each (a device write spans <= 3 pages, host writes
      * pin <= 2 boundary pages): 48 frames never run out; 64 keep eviction busy.
@@ -264,6 +302,19 @@ static void test_model_threads(void **state)
     pagecache_count_frames(pool, &valid, &dirty, &pinned);
     assert_int_equal(valid, 0);
     pagecache_destroy_pool(pool);
+    device_fini(&dev, staged);
+}
+
+static void test_model_threads(void **state)
+{
+    (void)state;
+    run_model_threads(0);
+}
+
+static void test_model_threads_staged(void **state)
+{
+    (void)state;
+    run_model_threads(1);
 }
 
 int main(void)
@@ -271,6 +322,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_single),
         cmocka_unit_test(test_model_threads),
+        cmocka_unit_test(test_model_single_staged),
+        cmocka_unit_test(test_model_threads_staged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

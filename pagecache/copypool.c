@@ -1,0 +1,148 @@
+/* copypool.c: see copypool.h. One job at a time, described under the pool mutex: the caller
+ * posts it, workers and caller take parts (next++) until none is left, the caller sleeps until
+ * every part is finished and only then clears the job; so no worker ever touches a job that is
+ * over, and the job needs no generation counter. Parts are page multiples. */
+#include "copypool.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devops.h"
+
+struct vast_copy_pool {
+    unsigned threads;    /* the caller included */
+    pthread_t *workers;  /* threads - 1 */
+    pthread_mutex_t lock;
+    pthread_cond_t work; /* a job was posted, or stop */
+    pthread_cond_t done; /* a job's last part finished, or a job was cleared */
+    int stop, active;
+    /* the job (lock) */
+    char *dst;
+    const char *src;
+    size_t bytes, part;
+    unsigned nparts, next, finished;
+};
+
+/* Lock held: takes part i and copies it without the lock, then counts it. */
+static void run_part(struct vast_copy_pool *p)
+{
+    unsigned i = p->next++;
+    size_t off = (size_t)i * p->part;
+    size_t len = p->bytes - off < p->part ? p->bytes - off : p->part;
+    char *dst = p->dst + off;
+    const char *src = p->src + off;
+    pthread_mutex_unlock(&p->lock);
+    memcpy(dst, src, len);
+    pthread_mutex_lock(&p->lock);
+    if (++p->finished == p->nparts)
+        pthread_cond_broadcast(&p->done);
+}
+
+static void *worker_main(void *arg)
+{
+    struct vast_copy_pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && !(p->active && p->next < p->nparts))
+            pthread_cond_wait(&p->work, &p->lock);
+        if (p->stop)
+            break;
+        run_part(p);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+static void stop_workers(struct vast_copy_pool *p, unsigned started)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(p->workers[i], NULL);
+}
+
+static void free_pool(struct vast_copy_pool *p)
+{
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+    free(p->workers);
+    free(p);
+}
+
+int pagecache_create_copy_pool(unsigned threads, struct vast_copy_pool **out)
+{
+    if (!out || threads == 0)
+        return VAST_PC_ERR_INVALID;
+    struct vast_copy_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return VAST_PC_ERR_HOST_MEMORY;
+    p->threads = threads;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->workers = calloc(threads, sizeof *p->workers);
+    unsigned started = 0;
+    while (p->workers && started + 1 < threads &&
+           pthread_create(&p->workers[started], NULL, worker_main, p) == 0)
+        started++;
+    if (!p->workers || started + 1 < threads) {
+        stop_workers(p, started);
+        free_pool(p);
+        return VAST_PC_ERR_HOST_MEMORY;
+    }
+    *out = p;
+    return VAST_PC_OK;
+}
+
+void pagecache_destroy_copy_pool(struct vast_copy_pool *p)
+{
+    if (!p)
+        return;
+    stop_workers(p, p->threads - 1);
+    free_pool(p);
+}
+
+unsigned pagecache_copy_pool_threads(const struct vast_copy_pool *p) { return p->threads; }
+
+/* Parts: as many as threads, none shorter than VAST_COPY_MIN_PART, page multiples. */
+static void split(struct vast_copy_pool *p, size_t bytes)
+{
+    size_t n = (bytes + VAST_COPY_MIN_PART - 1) / VAST_COPY_MIN_PART;
+    if (n > p->threads)
+        n = p->threads;
+    size_t part = (bytes + n - 1) / n;
+    part = (part + 4095) & ~(size_t)4095;
+    p->part = part;
+    p->nparts = (unsigned)((bytes + part - 1) / part);
+}
+
+void pagecache_copy_parallel(struct vast_copy_pool *p, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return;
+    if (p->threads == 1 || bytes < 2 * VAST_COPY_MIN_PART) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    while (p->active)
+        pthread_cond_wait(&p->done, &p->lock);
+    p->active = 1;
+    p->dst = dst;
+    p->src = src;
+    p->bytes = bytes;
+    split(p, bytes);
+    p->next = p->finished = 0;
+    pthread_cond_broadcast(&p->work);
+    while (p->next < p->nparts)
+        run_part(p);
+    while (p->finished < p->nparts)
+        pthread_cond_wait(&p->done, &p->lock);
+    p->active = 0;
+    pthread_cond_broadcast(&p->done); /* a second caller may be waiting for the job */
+    pthread_mutex_unlock(&p->lock);
+}
