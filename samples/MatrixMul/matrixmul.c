@@ -1,5 +1,8 @@
 /* MatrixMul: C = A * B for n x n float matrices with the NVIDIA SDK's tiled kernel (16 x 16
  * work-groups, tiles of A and B staged in local memory). Sizes need not be multiples of 16.
+ * --rows M makes A and C M x n (B stays n x n; default M = n): the data grows while every
+ * work-group still reads one full column stripe of B, so a device budget of B plus a few row
+ * stripes suffices however large M is (the benchmark harness sizes oversubscription by this).
  *
  * --partitioned is the "expert programmer" of the VAST paper's section 5.4: B is sent once,
  * A and C move in row chunks sized from the device's memory, double-buffered over two
@@ -46,7 +49,8 @@ struct setup {
     cl_context context;
     cl_device_id device;
     cl_kernel kernel;
-    size_t n;
+    size_t n;    /* columns of A, B and C; rows of B */
+    size_t rows; /* rows of A and C */
 };
 
 static void enqueue_matmul(cl_command_queue q, const struct setup *s, cl_mem c, cl_mem a, cl_mem b,
@@ -76,22 +80,22 @@ static double run_whole(const struct setup *s, const struct sample_args *args, c
                         const float *b, float *c)
 {
     cl_int err;
-    size_t bytes = s->n * s->n * sizeof(float);
+    size_t ac_bytes = s->rows * s->n * sizeof(float), b_bytes = s->n * s->n * sizeof(float);
     cl_command_queue q = clCreateCommandQueue(s->context, s->device, 0, &err);
     CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem da = create_buffer(s->context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(A)");
-    cl_mem db = create_buffer(s->context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(B)");
-    cl_mem dc = create_buffer(s->context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(C)");
+    cl_mem da = create_buffer(s->context, CL_MEM_READ_ONLY, ac_bytes, "clCreateBuffer(A)");
+    cl_mem db = create_buffer(s->context, CL_MEM_READ_ONLY, b_bytes, "clCreateBuffer(B)");
+    cl_mem dc = create_buffer(s->context, CL_MEM_WRITE_ONLY, ac_bytes, "clCreateBuffer(C)");
     const cl_uint poison = 0x7fc0dead;
-    CL_CHECK(clEnqueueFillBuffer(q, dc, &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    CL_CHECK(clEnqueueFillBuffer(q, dc, &poison, sizeof poison, 0, ac_bytes, 0, NULL, NULL));
     CL_CHECK(clFinish(q));
 
     double t0 = sample_now();
-    CL_CHECK(clEnqueueWriteBuffer(q, da, CL_FALSE, 0, bytes, a, 0, NULL, NULL));
-    CL_CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
+    CL_CHECK(clEnqueueWriteBuffer(q, da, CL_FALSE, 0, ac_bytes, a, 0, NULL, NULL));
+    CL_CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, b_bytes, b, 0, NULL, NULL));
     for (unsigned it = 0; it < args->iterations; it++)
-        enqueue_matmul(q, s, dc, da, db, s->n, 0, NULL);
-    CL_CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+        enqueue_matmul(q, s, dc, da, db, s->rows, 0, NULL);
+    CL_CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, ac_bytes, c, 0, NULL, NULL));
     double seconds = sample_now() - t0;
 
     clReleaseMemObject(dc);
@@ -107,7 +111,7 @@ static size_t chunk_rows(const struct setup *s, const struct sample_args *args)
 {
     size_t row_bytes = s->n * sizeof(float);
     if (args->chunk)
-        return args->chunk < s->n ? args->chunk : s->n;
+        return args->chunk < s->rows ? args->chunk : s->rows;
     cl_ulong mem = 0, max_alloc = 0;
     CL_CHECK(clGetDeviceInfo(s->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL));
     CL_CHECK(clGetDeviceInfo(s->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL));
@@ -125,15 +129,15 @@ static size_t chunk_rows(const struct setup *s, const struct sample_args *args)
     rows = rows / BS * BS;
     if (rows < BS)
         rows = BS;
-    return rows < s->n ? rows : s->n;
+    return rows < s->rows ? rows : s->rows;
 }
 
 static double run_partitioned(const struct setup *s, const struct sample_args *args,
                               const float *a, const float *b, float *c)
 {
     cl_int err;
-    size_t n = s->n, rows = chunk_rows(s, args), row_bytes = n * sizeof(float);
-    size_t chunks = (n + rows - 1) / rows;
+    size_t n = s->n, m = s->rows, rows = chunk_rows(s, args), row_bytes = n * sizeof(float);
+    size_t chunks = (m + rows - 1) / rows;
     printf("partitioned: %zu chunks of %zu rows, 2 queues\n", chunks, rows);
     cl_command_queue q[2];
     cl_mem da[2], dc[2];
@@ -154,7 +158,7 @@ static double run_partitioned(const struct setup *s, const struct sample_args *a
     for (unsigned it = 0; it < args->iterations; it++) {
         for (size_t ch = 0; ch < chunks; ch++) {
             int k = (int)(ch % 2);
-            size_t row0 = ch * rows, nrows = n - row0 < rows ? n - row0 : rows;
+            size_t row0 = ch * rows, nrows = m - row0 < rows ? m - row0 : rows;
             CL_CHECK(clEnqueueWriteBuffer(q[k], da[k], CL_FALSE, 0, nrows * row_bytes, a + row0 * n,
                                           0, NULL, NULL));
             enqueue_matmul(q[k], s, dc[k], da[k], db, nrows, 1, &b_written);
@@ -176,11 +180,11 @@ static double run_partitioned(const struct setup *s, const struct sample_args *a
     return seconds;
 }
 
-static size_t verify(const struct sample_args *args, size_t n, const float *a, const float *b,
-                     const float *c)
+static size_t verify(const struct sample_args *args, size_t m, size_t n, const float *a,
+                     const float *b, const float *c)
 {
     struct sample_checker check;
-    sample_checker_init(&check, args, n * n, (size_t)1 << 18, 4096);
+    sample_checker_init(&check, args, m * n, (size_t)1 << 18, 4096);
     size_t idx, errors = 0;
     while (sample_checker_next(&check, &idx)) {
         size_t i = idx / n, j = idx % n;
@@ -200,25 +204,33 @@ static size_t verify(const struct sample_args *args, size_t n, const float *a, c
 
 int main(int argc, char **argv)
 {
-    size_t n = 256;
+    size_t n = 256, m = 0;
     struct sample_args args = {0};
     const struct sample_size_flag flags[] = {
-        {"--size", "-n", &n, "matrix dimension (n x n)"},
+        {"--size", "-n", &n, "matrix dimension (B is n x n)"},
+        {"--rows", "-m", &m, "rows of A and C (M x n; 0 = n)"},
     };
-    sample_parse_args(argc, argv, "C = A * B, tiled with local memory", &args, flags, 1, true);
-    size_t bytes = n * n * sizeof(float);
-    printf("MatrixMul: n=%zu (%.3f GiB total)%s\n", n, 3.0 * (double)bytes / (1u << 30),
-           args.partitioned ? ", partitioned" : "");
-    sample_report_data(3.0 * (double)bytes);
+    sample_parse_args(argc, argv, "C = A * B, tiled with local memory", &args, flags, 2, true);
+    if (m == 0)
+        m = n;
+    size_t ac_bytes = m * n * sizeof(float), b_bytes = n * n * sizeof(float);
+    double total = 2.0 * (double)ac_bytes + (double)b_bytes;
+    if (m == n)
+        printf("MatrixMul: n=%zu (%.3f GiB total)%s\n", n, total / (1u << 30),
+               args.partitioned ? ", partitioned" : "");
+    else
+        printf("MatrixMul: n=%zu, rows=%zu (A, C %zu x %zu; B %zu x %zu; %.3f GiB total)%s\n", n, m,
+               m, n, n, n, total / (1u << 30), args.partitioned ? ", partitioned" : "");
+    sample_report_data(total);
 
-    struct setup s = {.n = n};
+    struct setup s = {.n = n, .rows = m};
     cl_platform_id platform;
     sample_select_device(&args, &platform, &s.device);
 
-    float *a = sample_alloc(bytes), *b = sample_alloc(bytes), *c = sample_alloc(bytes);
-    sample_fill_float(a, n * n, args.seed, 1, -1.0f, 1.0f);
+    float *a = sample_alloc(ac_bytes), *b = sample_alloc(b_bytes), *c = sample_alloc(ac_bytes);
+    sample_fill_float(a, m * n, args.seed, 1, -1.0f, 1.0f);
     sample_fill_float(b, n * n, args.seed, 2, -1.0f, 1.0f);
-    memset(c, 0xff, bytes);
+    memset(c, 0xff, ac_bytes);
 
     cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
@@ -230,10 +242,10 @@ int main(int argc, char **argv)
 
     double seconds = args.partitioned ? run_partitioned(&s, &args, a, b, c)
                                       : run_whole(&s, &args, a, b, c);
-    printf("gflops: %.3f\n", 2.0 * (double)n * (double)n * (double)n * args.iterations / seconds * 1e-9);
+    printf("gflops: %.3f\n", 2.0 * (double)m * (double)n * (double)n * args.iterations / seconds * 1e-9);
 
-    size_t errors = verify(&args, n, a, b, c);
-    uint64_t hash = sample_fnv1a(SAMPLE_FNV_INIT, c, bytes);
+    size_t errors = verify(&args, m, n, a, b, c);
+    uint64_t hash = sample_fnv1a(SAMPLE_FNV_INIT, c, ac_bytes);
 
     clReleaseKernel(s.kernel);
     clReleaseProgram(program);
