@@ -352,6 +352,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     cl_int err = vast_paged_open(&r, cmd, rq, pool, tk);
     if (err == CL_SUCCESS && total <= pool->nframes) {
         *mode = VAST_MODE_PAGED;
+        r.needs_restore = false; /* every page is in: a fault can only be out of bounds */
         parts = calloc(1, sizeof *parts);
         err = parts != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
         if (err == CL_SUCCESS) {
@@ -362,6 +363,9 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
         }
     } else if (err == CL_SUCCESS) {
         *mode = VAST_MODE_PARTITIONED;
+        /* Page sets may be incomplete (faults), so a kernel not safe to re-execute (atomics,
+         * read-modify-write) gets its writable pages saved before each partition. */
+        r.needs_restore = tk->may_be_non_idempotent;
         /* Half the budget per partition, so the next one loads while this one runs; when a
          * work-group alone needs more, the whole budget without overlap. */
         err = vast_partition_plan(&r, pool->nframes / 2, &parts, &nparts);

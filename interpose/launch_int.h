@@ -71,6 +71,7 @@ struct vast_paged {
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
     bool oob_warned;
+    struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
     struct vast_launch_counters c;
 };
 
@@ -98,6 +99,9 @@ size_t vast_set_count(const uint8_t *set, size_t n);
 /* partition.c: the inspector and the PAS reduction (VAST Algorithm 1). Partitions' page sets
  * hold at most `cap` pages; CL_OUT_OF_RESOURCES (logged) when one work-group needs more. */
 cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partition **parts, size_t *nparts);
+/* The pages work-groups [first, end) touch (the inspector again), ORed into set. */
+cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);
+void vast_partition_close(struct vast_paged *r);
 void vast_partitions_free(struct vast_partition *parts, size_t n);
 
 #endif

@@ -33,9 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAULT_CAPACITY 4096u
+#define FAULT_CAPACITY 65536u /* 1 MiB: few retries even when faults repeat pages */
 #define FAULT_WORDS (TRANSLATE_FAULT_LOG_HEADER_WORDS + TRANSLATE_FAULT_ENTRY_WORDS * FAULT_CAPACITY)
-#define MAX_RETRIES 64
+#define MAX_RETRIES 4096 /* each retry adds at least one page, so this only bounds the time */
+#define SPLIT_DEPTH 64
 
 size_t vast_set_count(const uint8_t *set, size_t n)
 {
@@ -388,6 +389,7 @@ void vast_paged_close(struct vast_paged *r)
     free(r->lpt_host[1]);
     free(r->fault_host);
     free(r->sticky);
+    vast_partition_close(r);
     free(r->arg_va);
     free(r->va);
 }
@@ -512,12 +514,22 @@ static size_t collect_faults(struct vast_paged *r, const uint8_t *set, uint8_t *
     return added;
 }
 
-/* Faults of the partition's run: load the missing pages and say which work-groups to run
- * again (*again false: done). */
-static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, uint32_t *lpt, size_t *first, size_t *end,
-                            bool *again)
+static void add_to_sticky(struct vast_paged *r, const uint8_t *add)
 {
-    *again = false;
+    for (size_t vp = 0; vp < r->pages; vp++)
+        if (add[vp] && !r->sticky[vp] && r->nsticky < r->pool->nframes / 4) {
+            r->sticky[vp] = 1;
+            r->nsticky++;
+        }
+}
+
+/* Faults of the partition's run: load the missing pages and say which work-groups to run
+ * again (*again), or that the partition with its faulted pages no longer fits and must be
+ * split (*split; its writable pages restored first when it is not safe to re-execute). */
+static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, uint32_t *lpt, size_t *first, size_t *end,
+                            bool *again, bool *split)
+{
+    *again = *split = false;
     if (r->fault_host[0] == 0)
         return CL_SUCCESS;
     uint8_t *add = calloc(r->pages, 1);
@@ -532,35 +544,36 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, uint
                   "work-groups' later stores were dropped",
                   r->cmd->kernel->name);
     }
-    if (err == CL_SUCCESS && n > 0 && p->count + n > r->pool->nframes) {
-        vast_error("kernel '%s': work-groups [%zu, %zu) need %zu pages after their faults, the device budget holds "
-                   "%zu (VAST_DEVICE_MEMORY)",
-                   r->cmd->kernel->name, p->first, p->end, p->count + n, r->pool->nframes);
+    if (err == CL_SUCCESS && n > 0)
+        add_to_sticky(r, add);
+    bool fits = p->count + n <= r->pool->nframes;
+    if (err == CL_SUCCESS && n > 0 && !fits && p->end - p->first < 2) {
+        vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
+                   "(VAST_DEVICE_MEMORY)",
+                   r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
         err = CL_OUT_OF_RESOURCES;
     }
-    if (err == CL_SUCCESS && n > 0 && r->needs_restore)
+    if (err == CL_SUCCESS && n > 0 && r->needs_restore) {
         err = for_each_run(r, p->set, run_restore, lpt) == 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
-    if (err == CL_SUCCESS && n > 0)
+        if (err == CL_SUCCESS)
+            err = r->d->clFinish(r->rq); /* restored before the frames may be unpinned */
+    }
+    if (err == CL_SUCCESS && n > 0 && !fits) {
+        *split = true;
+    } else if (err == CL_SUCCESS && n > 0) {
         err = pin_set(r, add, lpt);
-    if (err == CL_SUCCESS && n > 0) {
-        for (size_t vp = 0; vp < r->pages; vp++)
-            if (add[vp]) {
-                p->set[vp] = 1;
-                if (!r->sticky[vp] && r->nsticky < r->pool->nframes / 4) {
-                    r->sticky[vp] = 1;
-                    r->nsticky++;
-                }
-            }
-        p->count += n;
+        for (size_t vp = 0; err == CL_SUCCESS && vp < r->pages; vp++)
+            p->set[vp] |= add[vp];
+        p->count += err == CL_SUCCESS ? n : 0;
         *first = p->first;
         *end = p->end;
-        if (!overflow && !r->needs_restore) { /* idempotent: only the faulted work-groups again */
+        if (!overflow && !r->needs_restore) { /* safe to re-execute: only the faulted work-groups again */
             *first = lo;
             *end = hi;
         }
-        *again = true;
-        r->c.retries++;
+        *again = err == CL_SUCCESS;
     }
+    r->c.retries += *again || *split;
     free(add);
     return err;
 }
@@ -578,7 +591,8 @@ static void add_sticky(struct vast_paged *r, struct vast_partition *p)
 }
 
 /* Run partition p (pinned, LPT in slot) to completion, prefetching `next` under its kernel. */
-static cl_int run_partition(struct vast_paged *r, struct vast_partition *p, int slot, const uint8_t *next)
+static cl_int run_partition(struct vast_paged *r, struct vast_partition *p, int slot, const uint8_t *next,
+                            bool *split)
 {
     size_t first = p->first, end = p->end;
     cl_int err = CL_SUCCESS;
@@ -599,19 +613,55 @@ static cl_int run_partition(struct vast_paged *r, struct vast_partition *p, int 
         err = wait_partition(r, kev, fev, enqueued);
         bool again = false;
         if (err == CL_SUCCESS)
-            err = handle_faults(r, p, r->lpt_host[slot], &first, &end, &again);
+            err = handle_faults(r, p, r->lpt_host[slot], &first, &end, &again, split);
         if (!again)
             break;
     }
     return err;
 }
 
+/* Split p in two halves with their own page sets (inspected again), pushed on the stack. */
+static cl_int split_partition(struct vast_paged *r, const struct vast_partition *p, struct vast_partition **stack,
+                              size_t *depth)
+{
+    size_t mid = p->first + (p->end - p->first) / 2;
+    VAST_RETURN_IF(*depth + 2 > SPLIT_DEPTH, CL_OUT_OF_RESOURCES, "kernel '%s': partitions split too often",
+                   r->cmd->kernel->name);
+    struct vast_partition *h = calloc(2, sizeof *h);
+    VAST_RETURN_IF(h == NULL, CL_OUT_OF_HOST_MEMORY, "split");
+    h[0] = (struct vast_partition){p->first, mid, NULL, 0};
+    h[1] = (struct vast_partition){mid, p->end, NULL, 0};
+    cl_int err = CL_SUCCESS;
+    for (int k = 0; k < 2 && err == CL_SUCCESS; k++) {
+        h[k].set = calloc(r->pages, 1);
+        err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY : vast_partition_inspect(r, h[k].first, h[k].end, h[k].set);
+        h[k].count = h[k].set ? vast_set_count(h[k].set, r->pages) : 0;
+    }
+    if (err != CL_SUCCESS) {
+        free(h[0].set);
+        free(h[1].set);
+        free(h);
+        return err;
+    }
+    stack[(*depth)++] = &h[1]; /* h[0] runs first; h owns both (freed with h[0]) */
+    stack[(*depth)++] = &h[0];
+    return CL_SUCCESS;
+}
+
+/* The partitions run in order; a split one is replaced by its halves (a stack in front). */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
+    struct vast_partition *stack[SPLIT_DEPTH];
+    size_t depth = 0, next_planned = 0, count = 0;
     cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < nparts && err == CL_SUCCESS; i++) {
-        struct vast_partition *p = &parts[i];
-        int slot = (int)(i & 1);
+    struct vast_partition **blocks = NULL; /* split halves, two per block */
+    size_t nblocks = 0;
+    while (err == CL_SUCCESS) {
+        struct vast_partition *p = depth ? stack[--depth] : next_planned < nparts ? &parts[next_planned++] : NULL;
+        if (p == NULL)
+            break;
+        const uint8_t *next = depth ? stack[depth - 1]->set : next_planned < nparts ? parts[next_planned].set : NULL;
+        int slot = (int)(count++ & 1);
         add_sticky(r, p);
         memset(r->lpt_host[slot], 0xff, r->pages * sizeof(uint32_t));
         err = pin_set(r, p->set, r->lpt_host[slot]);
@@ -619,11 +669,25 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
             break;
         if (r->needs_restore && for_each_run(r, p->set, run_flush, NULL) != 0)
             err = CL_OUT_OF_RESOURCES;
+        bool split = false;
         if (err == CL_SUCCESS)
-            err = run_partition(r, p, slot, i + 1 < nparts ? parts[i + 1].set : NULL);
+            err = run_partition(r, p, slot, next, &split);
         for_each_run(r, p->set, run_dirty, NULL); /* even after an error: the device copy is the newest */
         for_each_run(r, p->set, run_unpin, NULL);
         r->c.partitions++;
+        if (err == CL_SUCCESS && split) {
+            struct vast_partition **grown = realloc(blocks, (nblocks + 1) * sizeof *blocks);
+            err = grown != NULL ? split_partition(r, p, stack, &depth) : CL_OUT_OF_HOST_MEMORY;
+            blocks = grown != NULL ? grown : blocks;
+            if (err == CL_SUCCESS)
+                blocks[nblocks++] = stack[depth - 1]; /* h[0], which starts the block */
+        }
     }
+    for (size_t i = 0; i < nblocks; i++) {
+        free(blocks[i][0].set);
+        free(blocks[i][1].set);
+        free(blocks[i]);
+    }
+    free(blocks);
     return err;
 }

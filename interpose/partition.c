@@ -31,7 +31,7 @@
 #define INSPECTOR_STEP_BUDGET ((cl_ulong)1 << 16)
 #define REFINE 16 /* a too coarse chunk is inspected again in chunks this many times smaller */
 
-struct inspect {
+struct vast_inspect {
     struct vast_paged *r;
     cl_kernel ik;
     cl_mem pas, status;
@@ -46,7 +46,7 @@ struct plan {
     bool last_try; /* a failure is final (logged as an error), else the caller tries a larger cap */
 };
 
-static cl_int inspect_open(struct inspect *in, struct vast_paged *r)
+static cl_int inspect_open(struct vast_inspect *in, struct vast_paged *r)
 {
     memset(in, 0, sizeof *in);
     in->r = r;
@@ -55,6 +55,8 @@ static cl_int inspect_open(struct inspect *in, struct vast_paged *r)
         in->max_rows = 1;
     if (in->max_rows > r->total_groups)
         in->max_rows = r->total_groups;
+    if (in->max_rows < 2)
+        in->max_rows = 2; /* vast_partition_inspect reads two rows */
     in->rows = malloc(in->max_rows * r->pages);
     VAST_RETURN_IF(in->rows == NULL, CL_OUT_OF_HOST_MEMORY, "PAS window");
     uint64_t t0 = vast_now_ns();
@@ -88,7 +90,7 @@ static cl_int inspect_open(struct inspect *in, struct vast_paged *r)
     return err;
 }
 
-static void inspect_close(struct inspect *in)
+static void inspect_close(struct vast_inspect *in)
 {
     if (in->pas != NULL)
         in->r->d->clReleaseMemObject(in->pas);
@@ -99,7 +101,7 @@ static void inspect_close(struct inspect *in)
 }
 
 /* Inspect work-groups [first, end) in chunks of w, rows from chunk `base` (nrows of them). */
-static cl_int inspect_window(struct inspect *in, size_t first, size_t end, size_t w, size_t base, size_t nrows)
+static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, size_t w, size_t base, size_t nrows)
 {
     struct vast_paged *r = in->r;
     uint64_t t0 = vast_now_ns();
@@ -158,7 +160,7 @@ static size_t count_new(const uint8_t *row, const uint8_t *set, size_t n)
 }
 
 /* Algorithm 1 over work-groups [first, end) (first a multiple of w). */
-static cl_int plan_range(struct inspect *in, struct plan *pl, size_t first, size_t end, size_t w)
+static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first, size_t end, size_t w)
 {
     struct vast_paged *r = in->r;
     size_t pages = r->pages, c_end = (end + w - 1) / w, win_lo = 0, win_n = 0;
@@ -224,9 +226,12 @@ void vast_partitions_free(struct vast_partition *parts, size_t n)
 cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partition **parts, size_t *nparts)
 {
     uint64_t t0 = vast_now_ns();
-    struct inspect in;
     struct plan pl = {NULL, 0, 0, cap, cap >= r->pool->nframes};
-    cl_int err = inspect_open(&in, r);
+    cl_int err = CL_SUCCESS;
+    if (r->insp == NULL) {
+        r->insp = calloc(1, sizeof *r->insp);
+        err = r->insp == NULL ? CL_OUT_OF_HOST_MEMORY : inspect_open(r->insp, r);
+    }
     /* Eq. 1: work-groups per PAS row = (MEMSIZE / 32) / (AllocSize / TOTAL_WORKGROUPS). */
     double per_group = (double)(r->pages - 1) * r->pool->page_size / (double)r->total_groups;
     double want = (double)r->pool->nframes * r->pool->page_size / 32.0 / (per_group > 0 ? per_group : 1);
@@ -234,8 +239,7 @@ cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partiti
     while ((double)w < want && w < r->total_groups)
         w *= 2;
     if (err == CL_SUCCESS)
-        err = plan_range(&in, &pl, 0, r->total_groups, w);
-    inspect_close(&in);
+        err = plan_range(r->insp, &pl, 0, r->total_groups, w);
     if (err != CL_SUCCESS) {
         vast_partitions_free(pl.parts, pl.n);
         pl.parts = NULL;
@@ -250,4 +254,24 @@ cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partiti
     vast_info("kernel '%s': %zu partition(s) of at most %zu pages, %zu work-groups per PAS row", r->cmd->kernel->name,
               pl.n, cap, w);
     return err;
+}
+
+cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set)
+{
+    VAST_RETURN_IF(r->insp == NULL || end <= first, CL_INVALID_VALUE, "no inspector");
+    size_t w = end - first, base = first / w, rows = (end - 1) / w - base + 1;
+    cl_int err = inspect_window(r->insp, first, end, w, base, rows);
+    for (size_t k = 0; err == CL_SUCCESS && k < rows; k++)
+        for (size_t vp = 0; vp < r->pages; vp++)
+            set[vp] |= r->insp->rows[k * r->pages + vp];
+    return err;
+}
+
+void vast_partition_close(struct vast_paged *r)
+{
+    if (r->insp == NULL)
+        return;
+    inspect_close(r->insp);
+    free(r->insp);
+    r->insp = NULL;
 }

@@ -1,0 +1,398 @@
+/* harness.c - see harness.h. */
+#include "harness.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int harness_spawn(char *const argv[], const char *const env[], int timeout_s, struct child_result *r)
+{
+    int fd[2];
+    r->status = -1;
+    r->out = NULL;
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[1]);
+        for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+            putenv((char *)env[i]);
+        execv("/proc/self/exe", argv);
+        perror("execv /proc/self/exe");
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    time_t deadline = time(NULL) + timeout_s;
+    bool timed_out = false;
+    for (;;) {
+        struct pollfd p = {fd[0], POLLIN, 0};
+        int left = (int)(deadline - time(NULL));
+        if (left <= 0 || poll(&p, 1, left * 1000) == 0) {
+            kill(pid, SIGKILL); /* our own child, by its id */
+            timed_out = true;
+            break;
+        }
+        if (len + 4096 + 1 > cap)
+            buf = realloc(buf, cap *= 2);
+        ssize_t n = read(fd[0], buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    r->out = buf;
+    if (timed_out)
+        r->status = 124;
+    else if (WIFEXITED(st))
+        r->status = WEXITSTATUS(st);
+    else
+        r->status = 128 + WTERMSIG(st);
+    return 0;
+}
+
+size_t harness_budget(size_t ws, size_t frac, size_t page)
+{
+    size_t b = ws / frac / page * page;
+    return b < page ? page : b;
+}
+
+static const char *line_end(const char *p)
+{
+    const char *e = strchr(p, '\n');
+    return e ? e : p + strlen(p);
+}
+
+/* Value of " key=" within [p, e), or -1. */
+static long long kv(const char *p, const char *e, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *s = p; s + kl + 1 < e; s++)
+        if ((s == p || s[-1] == ' ') && !strncmp(s, key, kl) && s[kl] == '=')
+            return isdigit((unsigned char)s[kl + 1]) ? strtoll(s + kl + 1, NULL, 10) : -1;
+    return -1;
+}
+
+static bool has_token(const char *p, const char *e, const char *key, const char *value)
+{
+    char want[256];
+    snprintf(want, sizeof want, "%s=%s", key, value);
+    size_t wl = strlen(want);
+    for (const char *s = p; s + wl <= e; s++)
+        if ((s == p || s[-1] == ' ') && !strncmp(s, want, wl) && (s + wl == e || s[wl] == ' ' || s[wl] == '\n'))
+            return true;
+    return false;
+}
+
+long long harness_stat(const char *out, const char *kernel, const char *mode, const char *key)
+{
+    for (const char *p = out; *p; p = *line_end(p) ? line_end(p) + 1 : line_end(p)) {
+        const char *e = line_end(p);
+        if (strncmp(p, "vast: stats: ", 13) != 0)
+            continue;
+        if (has_token(p, e, "kernel", kernel) && has_token(p, e, "mode", mode))
+            return kv(p, e, key);
+        /* The columnar format from before issue 5: "<kernel> <mode> <launches> <seconds>". */
+        char k[256], m[32];
+        unsigned long long n;
+        if (!strcmp(key, "launches") && sscanf(p + 13, "%255s %31s %llu", k, m, &n) == 3 && !strcmp(k, kernel) &&
+            !strcmp(m, mode))
+            return (long long)n;
+    }
+    return -1;
+}
+
+long long harness_h2d_bytes(const char *out)
+{
+    long long total = -1;
+    for (const char *p = out; *p; p = *line_end(p) ? line_end(p) + 1 : line_end(p)) {
+        const char *e = line_end(p);
+        if (strncmp(p, "vast: stats: ", 13) != 0)
+            continue;
+        long long v = -1;
+        if (strstr(p, " pool=") != NULL && strstr(p, " pool=") < e)
+            v = kv(p, e, "h2d_bytes");
+        else if (strstr(p, "page cache of") != NULL && strstr(p, "page cache of") < e) {
+            /* before issue 5: "host->device N transfers X MiB" */
+            const char *h = strstr(p, "host->device ");
+            unsigned long long n;
+            double mib;
+            if (h != NULL && h < e && sscanf(h, "host->device %llu transfers %lf MiB", &n, &mib) == 2)
+                v = (long long)(mib * 1048576.0 + 0.5);
+        }
+        if (v >= 0)
+            total = (total < 0 ? 0 : total) + v;
+    }
+    return total;
+}
+
+static bool contains_ci(const char *p, const char *e, const char *needle)
+{
+    size_t nl = strlen(needle);
+    for (const char *s = p; s + nl <= e; s++)
+        if (!strncasecmp(s, needle, nl))
+            return true;
+    return false;
+}
+
+const char *harness_find_line(const char *out, const char *prefix, const char *const needles[])
+{
+    size_t pl = strlen(prefix);
+    for (const char *p = out; *p; p = *line_end(p) ? line_end(p) + 1 : line_end(p)) {
+        const char *e = line_end(p);
+        if (strncmp(p, prefix, pl) != 0)
+            continue;
+        bool all = true;
+        for (size_t i = 0; needles[i] != NULL && all; i++)
+            all = contains_ci(p, e, needles[i]);
+        if (all)
+            return p;
+    }
+    return NULL;
+}
+
+bool harness_refusal_logged(const char *out, const char *kernel, const char *const reason_any[])
+{
+    for (const char *p = out; *p; p = *line_end(p) ? line_end(p) + 1 : line_end(p)) {
+        const char *e = line_end(p);
+        if (strncmp(p, "vast: error: ", 13) != 0 || !contains_ci(p, e, kernel) ||
+            contains_ci(p, e, "not implemented"))
+            continue;
+        for (size_t i = 0; reason_any[i] != NULL; i++)
+            if (contains_ci(p, e, reason_any[i]))
+                return true;
+    }
+    return false;
+}
+
+void harness_dump(const char *out)
+{
+    const char *p = out;
+    while (*p) {
+        const char *e = line_end(p);
+        printf("    | %.*s\n", (int)(e - p), p);
+        p = *e ? e + 1 : e;
+    }
+}
+
+void clenv_open(struct clenv *e, const char *prefix)
+{
+    cl_platform_id ps[16];
+    cl_uint n = 0;
+    cl_int err = clGetPlatformIDs(16, ps, &n);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "clGetPlatformIDs failed: %s\n", cl_status_name(err));
+        exit(3);
+    }
+    memset(e, 0, sizeof *e);
+    for (cl_uint i = 0; i < n && i < 16; i++) {
+        char name[256] = "";
+        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        if (!strncmp(name, prefix, strlen(prefix))) {
+            e->platform = ps[i];
+            snprintf(e->name, sizeof e->name, "%s", name);
+            break;
+        }
+    }
+    if (e->platform == NULL) {
+        fprintf(stderr, "no platform named '%s*' among %u (OCL_ICD_VENDORS=%s)\n", prefix, n,
+                getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "(unset)");
+        exit(3);
+    }
+    CL_OK(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1, &e->device, NULL));
+    e->ctx = clCreateContext(NULL, 1, &e->device, NULL, NULL, &err);
+    CL_OK(err);
+    e->q = clCreateCommandQueue(e->ctx, e->device, 0, &err);
+    CL_OK(err);
+}
+
+void clenv_close(struct clenv *e)
+{
+    clReleaseCommandQueue(e->q);
+    clReleaseContext(e->ctx);
+}
+
+cl_program clenv_build(struct clenv *e, const char *src, const char *options)
+{
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
+    CL_OK(err);
+    if (clBuildProgram(p, 1, &e->device, options, NULL, NULL) != CL_SUCCESS) {
+        static char log[65536];
+        clGetProgramBuildInfo(p, e->device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        fprintf(stderr, "build on %s failed:\n%s\n", e->name, log);
+        exit(3);
+    }
+    return p;
+}
+
+cl_mem clenv_buffer(struct clenv *e, size_t n, const void *init)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0), n ? n : 1,
+                              (void *)init, &err);
+    CL_OK(err);
+    return m;
+}
+
+cl_int clenv_read(struct clenv *e, cl_mem m, size_t n, void *dst)
+{
+    return clEnqueueReadBuffer(e->q, m, CL_TRUE, 0, n, dst, 0, NULL, NULL);
+}
+
+const char *cl_status_name(cl_int err)
+{
+    switch (err) {
+    case CL_SUCCESS: return "CL_SUCCESS";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
+    case CL_INVALID_OPERATION: return "CL_INVALID_OPERATION";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    default: return "CL_?";
+    }
+}
+
+size_t harness_first_diff(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    if (!memcmp(x, y, n))
+        return (size_t)-1;
+    size_t i = 0;
+    while (x[i] == y[i])
+        i++;
+    return i;
+}
+
+size_t harness_parse_size(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    switch (toupper((unsigned char)*end)) {
+    case 'K': v <<= 10; end++; break;
+    case 'M': v <<= 20; end++; break;
+    case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end ? 0 : (size_t)v;
+}
+
+cl_int job_run(struct clenv *e, const struct job *j, unsigned char **out)
+{
+    cl_program p = clenv_build(e, j->src, j->options);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, j->kernel, &err);
+    CL_OK(err);
+    cl_mem m[10] = {0};
+    for (unsigned a = 0; a < j->nargs; a++) {
+        const struct jarg *g = &j->args[a];
+        if (g->kind == JA_BUF) {
+            void *zero = g->data ? NULL : calloc(1, g->bytes);
+            m[a] = clenv_buffer(e, g->bytes, g->data ? g->data : zero);
+            free(zero);
+            CL_OK(clSetKernelArg(k, a, sizeof m[a], &m[a]));
+        } else if (g->kind == JA_SCALAR) {
+            CL_OK(clSetKernelArg(k, a, g->bytes, g->data));
+        } else {
+            CL_OK(clSetKernelArg(k, a, g->bytes, NULL));
+        }
+    }
+    /* A launch may fail when it is enqueued or, executed asynchronously, through its event
+     * (CL_EVENT_COMMAND_EXECUTION_STATUS < 0): both count as the launch's status. */
+    cl_int status = CL_SUCCESS;
+    unsigned n = j->launches ? j->launches : 1;
+    cl_event *ev = calloc(n, sizeof *ev);
+    for (unsigned l = 0; l < n && status == CL_SUCCESS; l++)
+        status = clEnqueueNDRangeKernel(e->q, k, j->dim, j->has_offset ? j->offset : NULL, j->global,
+                                        j->has_local ? j->local : NULL, 0, NULL, &ev[l]);
+    cl_int fin = clFinish(e->q);
+    for (unsigned l = 0; l < n; l++) {
+        if (ev[l] == NULL)
+            continue;
+        cl_int es = CL_COMPLETE;
+        if (clGetEventInfo(ev[l], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL) == CL_SUCCESS && es < 0 &&
+            status == CL_SUCCESS)
+            status = es;
+        clReleaseEvent(ev[l]);
+    }
+    free(ev);
+    if (status == CL_SUCCESS)
+        status = fin;
+    for (unsigned a = 0; a < j->nargs; a++) {
+        out[a] = NULL;
+        if (m[a] == NULL)
+            continue;
+        out[a] = malloc(j->args[a].bytes);
+        memset(out[a], 0x5c, j->args[a].bytes);
+        CL_OK(clenv_read(e, m[a], j->args[a].bytes, out[a]));
+        clReleaseMemObject(m[a]);
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    return status;
+}
+
+int job_compare(const struct job *j, unsigned char **want, unsigned char **got, const char *what)
+{
+    for (unsigned a = 0; a < j->nargs; a++) {
+        if (j->args[a].kind != JA_BUF)
+            continue;
+        size_t d = harness_first_diff(want[a], got[a], j->args[a].bytes);
+        if (d != (size_t)-1) {
+            printf("  %s: %s: argument %u (%zu bytes) differs at byte %zu: 0x%02x, expected 0x%02x\n",
+                   j->kernel, what, a, j->args[a].bytes, d, got[a][d], want[a][d]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int job_untouched(const struct job *j, unsigned char **got)
+{
+    for (unsigned a = 0; a < j->nargs; a++) {
+        if (j->args[a].kind != JA_BUF)
+            continue;
+        unsigned char *init = j->args[a].data ? NULL : calloc(1, j->args[a].bytes);
+        const unsigned char *want = j->args[a].data ? j->args[a].data : init;
+        size_t d = harness_first_diff(want, got[a], j->args[a].bytes);
+        free(init);
+        if (d != (size_t)-1) {
+            printf("  %s: argument %u was modified by a refused launch (byte %zu)\n", j->kernel, a, d);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void job_free(const struct job *j, unsigned char **out)
+{
+    for (unsigned a = 0; a < j->nargs; a++)
+        free(out[a]), out[a] = NULL;
+}

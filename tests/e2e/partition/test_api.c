@@ -1,0 +1,545 @@
+/* test_api.c - partitioned execution (issue 5) through the OpenCL API: hand-written kernels,
+ * each run on PoCL and through VAST in one process (ICD mode), at a device budget far below
+ * their data, with 4 KiB and 64 KiB pages. Integer results must be bit-identical (and equal
+ * a CPU reference where one is given); float results byte-identical to PoCL's own.
+ *
+ *   stencil2d    2-D 5-point stencil, 1001 x 777 floats, local 24 x 3 (divides no page)
+ *   stencil3d    3-D 7-point stencil, 131 x 67 x 97 floats, local 16 x 3 x 2
+ *   offset1d     1-D launch with a global work offset (1000) that is not a multiple of the
+ *                local size; elements outside the range keep their poison
+ *   offset2d     2-D launch with global offset (13, 7)
+ *   guard_row    2-D launch where one row of work-groups needs more than the budget: the
+ *                partitions must split slabs (VAST's guard); partitions > rows of groups
+ *   gather       out[i] = x[idx[i]], random idx (data-dependent reads)
+ *   scatter      y[idx[i]] = f(x[i]), idx a random permutation (data-dependent writes)
+ *   listwalk     every work-item follows a random next[] chain 8 steps
+ *   spmv_ell     SpMV, ELL column-major, random columns
+ *   histogram    atomic_inc on 64K global bins + atomic_add on one global counter
+ *   inplace_retry a[i] = a[i] * 2 + 1 + tab[idx[i]]: not safe to re-execute, with data-
+ *                dependent reads, so a faulting partition must be restored before its retry
+ *                (VAST_STATS must show faults and retries)
+ *   untranslatable_fits     async_work_group_copy on global memory (VAST cannot page it)
+ *                with data that fits: runs direct, same result
+ *   untranslatable_refused  the same over data that does not fit: CL_OUT_OF_RESOURCES (from
+ *                the enqueue or as the launch event's status), a "vast: error:" line naming the
+ *                kernel and why, a log line naming the construct, buffers untouched
+ *   guard_refused one work-group reads more than the budget: CL_OUT_OF_RESOURCES, a log line
+ *                naming the kernel and the reason, buffers untouched
+ *   launches100  the same kernel launched 100 times over 1 MiB that fits the budget: the data
+ *                moves host->device once (VAST_STATS h2d_bytes <= data + one page)
+ *
+ * Every kept launch must show mode=partitioned with partitions >= 2 in VAST_STATS (so a
+ * budget that happens to fit cannot pass unnoticed). Usage:
+ *   partition_api [--pages 4K,64K] [--only NAME[,NAME]] [--flip]
+ * --flip flips one byte of VAST's result before comparing: every selected case must then
+ * FAIL ("differs at byte"); that is how the comparison is shown to be able to fail.
+ * Exit 0 when every case behaves as expected. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum expect { PARTITIONED, DIRECT, REFUSED };
+enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4 };
+
+struct api_test {
+    const char *name, *kernel;
+    size_t frac, budget; /* budget = ws / frac, or `budget` bytes when frac is 0 */
+    enum expect expect;
+    unsigned flags;
+    long min_parts;
+    const char *const *reasons; /* REFUSED: words one of which the log line must carry */
+    void (*make)(struct job *j);
+    int (*check)(const struct job *j, unsigned char **out); /* CPU reference, or NULL */
+    const char *construct; /* REFUSED: a "vast:" line must name the kernel and this */
+};
+
+static const char *const reason_wg[] = {"work-group", "work group", "workgroup", NULL};
+static const char *const reason_async[] = {"async_work_group_copy", "cannot be paged", "translat", NULL};
+
+static uint64_t seed;
+static void *rnd_u32(size_t n, uint32_t mod)
+{
+    uint32_t *v = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = mod ? (uint32_t)(harness_rand(&seed) % mod) : (uint32_t)harness_rand(&seed);
+    return v;
+}
+static void *rnd_f32(size_t n)
+{
+    float *v = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)((double)(harness_rand(&seed) >> 40) / (double)(1 << 23) - 1.0);
+    return v;
+}
+static void *poison(size_t bytes)
+{
+    void *v = malloc(bytes);
+    memset(v, 0xA5, bytes);
+    return v;
+}
+static void *perm(size_t n)
+{
+    uint32_t *v = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (uint32_t)i;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t k = harness_rand(&seed) % (i + 1);
+        uint32_t t = v[i];
+        v[i] = v[k], v[k] = t;
+    }
+    return v;
+}
+static size_t up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+#define BUF(n, p) ((struct jarg){JA_BUF, (n), (p)})
+#define SCAL(v) ((struct jarg){JA_SCALAR, sizeof(v), &(v)})
+
+/* ---- stencils ---- */
+static const cl_uint s2w = 1001, s2h = 777;
+static void make_stencil2d(struct job *j)
+{
+    static const char *src =
+        "__kernel void stencil2d(__global const float *in, __global float *out, uint w, uint h) {\n"
+        "  size_t x = get_global_id(0), y = get_global_id(1);\n"
+        "  if (x >= w || y >= h) return;\n"
+        "  size_t c = y * w + x;\n"
+        "  if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[c] = in[c]; return; }\n"
+        "  out[c] = 0.5f * in[c] + 0.125f * (in[c - 1] + in[c + 1] + in[c - w] + in[c + w]);\n"
+        "}\n";
+    size_t n = (size_t)s2w * s2h;
+    *j = (struct job){src, "", "stencil2d", 2, {up(s2w, 24), up(s2h, 3)}, {24, 3}, {0}, true, false, 0, 4,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), SCAL(s2w), SCAL(s2h)}};
+}
+
+static const cl_uint s3x = 131, s3y = 67, s3z = 97;
+static void make_stencil3d(struct job *j)
+{
+    static const char *src =
+        "__kernel void stencil3d(__global const float *in, __global float *out, uint nx, uint ny, uint nz) {\n"
+        "  size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n"
+        "  if (x >= nx || y >= ny || z >= nz) return;\n"
+        "  size_t sy = nx, sz = (size_t)nx * ny, c = z * sz + y * sy + x;\n"
+        "  if (x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1) { out[c] = in[c]; return; }\n"
+        "  out[c] = 0.4f * in[c] + 0.1f * (in[c - 1] + in[c + 1] + in[c - sy] + in[c + sy] + in[c - sz] + in[c + sz]);\n"
+        "}\n";
+    size_t n = (size_t)s3x * s3y * s3z;
+    *j = (struct job){src, "", "stencil3d", 3, {up(s3x, 16), up(s3y, 3), up(s3z, 2)}, {16, 3, 2}, {0}, true, false, 0, 5,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), SCAL(s3x), SCAL(s3y), SCAL(s3z)}};
+}
+
+/* ---- global offsets ---- */
+static const char *src_offset =
+    "__kernel void offset1d(__global const uint *in, __global uint *out) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  out[i] = in[i] * 3u + (uint)i + (uint)get_global_offset(0) * 7u;\n"
+    "}\n"
+    "__kernel void offset2d(__global const uint *in, __global uint *out, uint pitch) {\n"
+    "  size_t x = get_global_id(0), y = get_global_id(1), c = y * pitch + x;\n"
+    "  out[c] = in[c] ^ (uint)(x * 31u + y) ^ (uint)(get_global_offset(1) << 20);\n"
+    "}\n";
+static void make_offset1d(struct job *j)
+{
+    size_t n = 1001537;
+    *j = (struct job){src_offset, "", "offset1d", 1, {1000000}, {64}, {1000}, true, true, 0, 2,
+                      {BUF(n * 4, rnd_u32(n, 0)), BUF(n * 4, poison(n * 4))}};
+}
+static int check_offset1d(const struct job *j, unsigned char **out)
+{
+    const uint32_t *in = j->args[0].data, *o = (const uint32_t *)out[1];
+    for (size_t i = 0; i < j->args[0].bytes / 4; i++) {
+        uint32_t want = i >= 1000 && i < 1001000 ? in[i] * 3u + (uint32_t)i + 7000u : 0xA5A5A5A5u;
+        if (o[i] != want)
+            return printf("  offset1d: out[%zu] = 0x%x, expected 0x%x\n", i, o[i], want), 1;
+    }
+    return 0;
+}
+static cl_uint o2pitch = 1024;
+static void make_offset2d(struct job *j)
+{
+    size_t n = (size_t)o2pitch * 620;
+    *j = (struct job){src_offset, "", "offset2d", 2, {1000, 600}, {8, 8}, {13, 7}, true, true, 0, 3,
+                      {BUF(n * 4, rnd_u32(n, 0)), BUF(n * 4, poison(n * 4)), SCAL(o2pitch)}};
+}
+
+/* ---- guard path: one row of work-groups larger than the budget ---- */
+static const cl_uint grw = 40001, grh = 30;
+static void make_guard_row(struct job *j)
+{
+    static const char *src =
+        "__kernel void guard_row(__global const float *in, __global float *out, uint w) {\n"
+        "  size_t x = get_global_id(0), y = get_global_id(1);\n"
+        "  if (x >= w) return;\n"
+        "  out[y * w + x] = in[y * w + x] * 2.0f + (float)y;\n"
+        "}\n";
+    size_t n = (size_t)grw * grh;
+    *j = (struct job){src, "", "guard_row", 2, {up(grw, 64), grh}, {64, 2}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), SCAL(grw)}};
+}
+
+/* ---- data-dependent accesses ---- */
+static void make_gather(struct job *j)
+{
+    static const char *src = "__kernel void gather(__global const float *x, __global const uint *idx,\n"
+                             "                     __global float *out) {\n"
+                             "  size_t i = get_global_id(0); out[i] = x[idx[i]];\n"
+                             "}\n";
+    size_t n = 2u << 20, nx = 65536;
+    *j = (struct job){src, "", "gather", 1, {n}, {64}, {0}, true, false, 0, 3,
+                      {BUF(nx * 4, rnd_f32(nx)), BUF(n * 4, rnd_u32(n, (uint32_t)nx)), BUF(n * 4, poison(n * 4))}};
+}
+static int check_gather(const struct job *j, unsigned char **out)
+{
+    const uint32_t *x = j->args[0].data, *idx = j->args[1].data, *o = (const uint32_t *)out[2];
+    for (size_t i = 0; i < j->global[0]; i++)
+        if (o[i] != x[idx[i]])
+            return printf("  gather: out[%zu] wrong\n", i), 1;
+    return 0;
+}
+
+static const char *src_scatter =
+    "__kernel void scatter(__global const uint4 *x, __global const uint *idx, __global uint *y) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  uint4 a = x[2 * i], b = x[2 * i + 1];\n"
+    "  y[idx[i]] = a.x + 3u * a.y + 5u * a.z + 7u * a.w + (b.x ^ b.y) + b.z * b.w;\n"
+    "}\n";
+static void make_scatter(struct job *j)
+{
+    size_t n = 128u << 10;
+    *j = (struct job){src_scatter, "", "scatter", 1, {n}, {64}, {0}, true, false, 0, 3,
+                      {BUF(n * 32, rnd_u32(n * 8, 0)), BUF(n * 4, perm(n)), BUF(n * 4, poison(n * 4))}};
+}
+static int check_scatter(const struct job *j, unsigned char **out)
+{
+    const uint32_t *x = j->args[0].data, *idx = j->args[1].data, *y = (const uint32_t *)out[2];
+    for (size_t i = 0; i < j->global[0]; i++) {
+        const uint32_t *a = x + 8 * i, *b = a + 4;
+        uint32_t want = a[0] + 3u * a[1] + 5u * a[2] + 7u * a[3] + (b[0] ^ b[1]) + b[2] * b[3];
+        if (y[idx[i]] != want)
+            return printf("  scatter: y[%u] wrong\n", idx[i]), 1;
+    }
+    return 0;
+}
+
+static cl_uint walk_steps = 8;
+static void make_listwalk(struct job *j)
+{
+    static const char *src =
+        "__kernel void listwalk(__global const uint *start, __global const uint *next,\n"
+        "                       __global const uint *payload, __global uint *out, uint steps) {\n"
+        "  size_t i = get_global_id(0);\n"
+        "  uint p = start[i], acc = 0;\n"
+        "  for (uint s = 0; s < steps; s++) { acc = acc * 31u + payload[p]; p = next[p]; }\n"
+        "  out[i] = acc ^ p;\n"
+        "}\n";
+    size_t n = 1u << 20, m = 65536;
+    *j = (struct job){src, "", "listwalk", 1, {n}, {64}, {0}, true, false, 0, 5,
+                      {BUF(n * 4, rnd_u32(n, (uint32_t)m)), BUF(m * 4, perm(m)), BUF(m * 4, rnd_u32(m, 0)),
+                       BUF(n * 4, poison(n * 4)), SCAL(walk_steps)}};
+}
+static int check_listwalk(const struct job *j, unsigned char **out)
+{
+    const uint32_t *start = j->args[0].data, *next = j->args[1].data, *pay = j->args[2].data;
+    const uint32_t *o = (const uint32_t *)out[3];
+    for (size_t i = 0; i < j->global[0]; i++) {
+        uint32_t p = start[i], acc = 0;
+        for (unsigned s = 0; s < walk_steps; s++)
+            acc = acc * 31u + pay[p], p = next[p];
+        if (o[i] != (acc ^ p))
+            return printf("  listwalk: out[%zu] wrong\n", i), 1;
+    }
+    return 0;
+}
+
+static cl_uint ell_rows = 200003, ell_width = 8;
+static void make_spmv(struct job *j)
+{
+    static const char *src =
+        "__kernel void spmv_ell(__global const float *val, __global const uint *col, __global const float *x,\n"
+        "                       __global float *y, uint rows, uint width) {\n"
+        "  size_t r = get_global_id(0);\n"
+        "  if (r >= rows) return;\n"
+        "  float s = 0.0f;\n"
+        "  for (uint k = 0; k < width; k++) s += val[k * rows + r] * x[col[k * rows + r]];\n"
+        "  y[r] = s;\n"
+        "}\n";
+    size_t nnz = (size_t)ell_rows * ell_width, nx = 65536;
+    *j = (struct job){src, "", "spmv_ell", 1, {up(ell_rows, 64)}, {64}, {0}, true, false, 0, 6,
+                      {BUF(nnz * 4, rnd_f32(nnz)), BUF(nnz * 4, rnd_u32(nnz, (uint32_t)nx)), BUF(nx * 4, rnd_f32(nx)),
+                       BUF(ell_rows * 4, poison(ell_rows * 4)), SCAL(ell_rows), SCAL(ell_width)}};
+}
+
+/* ---- global atomics across partitions ---- */
+static void make_histogram(struct job *j)
+{
+    static const char *src =
+        "__kernel void histogram(__global const uint *data, __global uint *bins, __global uint *counter) {\n"
+        "  uint d = data[get_global_id(0)];\n"
+        "  atomic_inc(&bins[d & 0xffffu]);\n"
+        "  atomic_add(counter, d >> 24);\n"
+        "}\n";
+    size_t n = 2u << 20;
+    *j = (struct job){src, "", "histogram", 1, {n}, {256}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_u32(n, 0)), BUF(65536 * 4, NULL), BUF(4, NULL)}};
+}
+static int check_histogram(const struct job *j, unsigned char **out)
+{
+    const uint32_t *d = j->args[0].data, *bins = (const uint32_t *)out[1], *counter = (const uint32_t *)out[2];
+    uint32_t *want = calloc(65536, 4), sum = 0;
+    for (size_t i = 0; i < j->global[0]; i++)
+        want[d[i] & 0xffff]++, sum += d[i] >> 24;
+    int bad = memcmp(want, bins, 65536 * 4) != 0 || *counter != sum;
+    if (bad)
+        printf("  histogram: bins or counter differ from the CPU's (counter %u, expected %u)\n", *counter, sum);
+    free(want);
+    return bad;
+}
+
+static void make_inplace(struct job *j)
+{
+    static const char *src =
+        "__kernel void inplace_retry(__global uint *a, __global const uint *idx, __global const uint *tab) {\n"
+        "  size_t i = get_global_id(0);\n"
+        "  uint t = tab[idx[i]];\n"
+        "  a[i] = a[i] * 2u + 1u + t;\n"
+        "}\n";
+    size_t n = 1u << 20, m = 65536;
+    *j = (struct job){src, "", "inplace_retry", 1, {n}, {64}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_u32(n, 0)), BUF(n * 4, rnd_u32(n, (uint32_t)m)), BUF(m * 4, rnd_u32(m, 0))}};
+}
+static int check_inplace(const struct job *j, unsigned char **out)
+{
+    const uint32_t *a = j->args[0].data, *idx = j->args[1].data, *tab = j->args[2].data, *o = (const uint32_t *)out[0];
+    for (size_t i = 0; i < j->global[0]; i++)
+        if (o[i] != a[i] * 2u + 1u + tab[idx[i]])
+            return printf("  inplace_retry: a[%zu] = 0x%x, expected 0x%x (applied twice?)\n", i, o[i],
+                          a[i] * 2u + 1u + tab[idx[i]]), 1;
+    return 0;
+}
+
+/* ---- kernels VAST cannot page ---- */
+static const char *src_async =
+    "__kernel void async_copy(__global const float *in, __global float *out, __local float *tmp) {\n"
+    "  event_t e = async_work_group_copy(tmp, in + get_group_id(0) * get_local_size(0), get_local_size(0), 0);\n"
+    "  wait_group_events(1, &e);\n"
+    "  out[get_global_id(0)] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
+    "}\n";
+static void make_async(struct job *j, size_t n)
+{
+    *j = (struct job){src_async, "", "async_copy", 1, {n}, {64}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), {JA_LOCAL, 64 * 4, NULL}}};
+}
+static void make_async_fits(struct job *j) { make_async(j, 256u << 10); }
+static void make_async_big(struct job *j) { make_async(j, 1u << 20); }
+
+static cl_uint whole_m = 256u << 10;
+static void make_guard_refused(struct job *j)
+{
+    static const char *src =
+        "__kernel void whole_table(__global const uint *table, __global uint *out, uint m) {\n"
+        "  size_t i = get_global_id(0); uint s = 0;\n"
+        "  for (uint k = 0; k < 256; k++) s += table[k * (m / 256) + get_local_id(0)];\n"
+        "  out[i] = s;\n"
+        "}\n";
+    size_t n = 8192;
+    *j = (struct job){src, "", "whole_table", 1, {n}, {64}, {0}, true, false, 0, 3,
+                      {BUF(whole_m * 4, rnd_u32(whole_m, 0)), BUF(n * 4, poison(n * 4)), SCAL(whole_m)}};
+}
+
+static void make_launches100(struct job *j)
+{
+    static const char *src = "__kernel void bump100(__global uint *a) { a[get_global_id(0)] += 1u; }\n";
+    size_t n = 256u << 10;
+    *j = (struct job){src, "", "bump100", 1, {n}, {64}, {0}, true, false, 100, 1, {BUF(n * 4, rnd_u32(n, 0))}};
+}
+static int check_launches100(const struct job *j, unsigned char **out)
+{
+    const uint32_t *a = j->args[0].data, *o = (const uint32_t *)out[0];
+    for (size_t i = 0; i < j->global[0]; i++)
+        if (o[i] != a[i] + 100u)
+            return printf("  bump100: a[%zu] wrong\n", i), 1;
+    return 0;
+}
+
+static const struct api_test tests[] = {
+    {"stencil2d", "stencil2d", 8, 0, PARTITIONED, 0, 0, NULL, make_stencil2d, NULL, NULL},
+    {"stencil3d", "stencil3d", 8, 0, PARTITIONED, 0, 0, NULL, make_stencil3d, NULL, NULL},
+    {"offset1d", "offset1d", 8, 0, PARTITIONED, 0, 0, NULL, make_offset1d, check_offset1d, NULL},
+    {"offset2d", "offset2d", 8, 0, PARTITIONED, 0, 0, NULL, make_offset2d, NULL, NULL},
+    /* 15 rows of work-groups, each 2 x 2 x 160 KB = 640 KB of pages: more partitions than rows */
+    {"guard_row", "guard_row", 0, 512u << 10, PARTITIONED, F_MIN_PARTS, 15, NULL, make_guard_row, NULL, NULL},
+    {"gather", "gather", 16, 0, PARTITIONED, 0, 0, NULL, make_gather, check_gather, NULL},
+    {"scatter", "scatter", 4, 0, PARTITIONED, 0, 0, NULL, make_scatter, check_scatter, NULL},
+    {"listwalk", "listwalk", 8, 0, PARTITIONED, 0, 0, NULL, make_listwalk, check_listwalk, NULL},
+    {"spmv_ell", "spmv_ell", 4, 0, PARTITIONED, 0, 0, NULL, make_spmv, NULL, NULL},
+    {"histogram", "histogram", 8, 0, PARTITIONED, 0, 0, NULL, make_histogram, check_histogram, NULL},
+    {"inplace_retry", "inplace_retry", 8, 0, PARTITIONED, F_FAULTS, 0, NULL, make_inplace, check_inplace, NULL},
+    {"untranslatable_fits", "async_copy", 0, 4u << 20, DIRECT, 0, 0, NULL, make_async_fits, NULL, NULL},
+    {"untranslatable_refused", "async_copy", 0, 1u << 20, REFUSED, 0, 0, reason_async, make_async_big, NULL,
+     "async_work_group_copy"},
+    {"guard_refused", "whole_table", 0, 512u << 10, REFUSED, 0, 0, reason_wg, make_guard_refused, NULL, NULL},
+    {"launches100", "bump100", 0, 4u << 20, DIRECT, F_MOVE_ONCE, 0, NULL, make_launches100, check_launches100, NULL},
+};
+#define NTESTS (sizeof tests / sizeof tests[0])
+
+static size_t job_ws(const struct job *j)
+{
+    size_t ws = 0;
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF)
+            ws += j->args[a].bytes;
+    return ws;
+}
+
+static void job_release_inputs(struct job *j)
+{
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF)
+            free((void *)j->args[a].data);
+}
+
+/* The child: the test on PoCL and on VAST. Exit 0 when VAST did what was expected. */
+static int child(const struct api_test *t, int flip)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct job j;
+    seed = 0x9e3779b97f4a7c15ull;
+    t->make(&j);
+    struct clenv pocl, vast;
+    clenv_open(&pocl, "Portable");
+    clenv_open(&vast, "VAST");
+    unsigned char *want[10] = {0}, *got[10] = {0};
+    int bad = 0;
+    if (t->expect != REFUSED) {
+        cl_int err = job_run(&pocl, &j, want);
+        if (err != CL_SUCCESS)
+            return printf("  %s: PoCL itself failed: %s\n", t->name, cl_status_name(err)), 3;
+    }
+    cl_int err = job_run(&vast, &j, got);
+    printf("  %s: VAST launch: %s\n", t->name, cl_status_name(err));
+    if (t->expect == REFUSED) {
+        if (err != CL_OUT_OF_RESOURCES)
+            bad = printf("  %s: expected CL_OUT_OF_RESOURCES from VAST, got %s\n", t->name, cl_status_name(err));
+        bad |= job_untouched(&j, got);
+    } else if (err != CL_SUCCESS) {
+        bad = printf("  %s: VAST failed: %s\n", t->name, cl_status_name(err));
+    } else {
+        if (flip) { /* the comparison must be able to fail */
+            unsigned big = 0;
+            for (unsigned a = 0; a < j.nargs; a++)
+                if (j.args[a].kind == JA_BUF && j.args[a].bytes > j.args[big].bytes)
+                    big = a;
+            got[big][j.args[big].bytes / 2] ^= 0x01;
+        }
+        bad = job_compare(&j, want, got, "VAST vs PoCL");
+        if (!bad && t->check != NULL)
+            bad = t->check(&j, got);
+    }
+    job_free(&j, want);
+    job_free(&j, got);
+    job_release_inputs(&j);
+    clenv_close(&pocl);
+    clenv_close(&vast);
+    return bad ? 1 : 0;
+}
+
+static int judge(const struct api_test *t, size_t page, size_t ws, size_t budget, const struct child_result *r, int flip)
+{
+    char why[512] = "";
+    long long parts = harness_stat(r->out, t->kernel, "partitioned", "partitions");
+    long long faults = harness_stat(r->out, t->kernel, "partitioned", "faults");
+    long long retries = harness_stat(r->out, t->kernel, "partitioned", "retries");
+    if (r->status != 0)
+        snprintf(why, sizeof why, "child exit status %d%s", r->status,
+                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
+    else if (t->expect == PARTITIONED && parts < 2)
+        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
+    else if ((t->flags & F_MIN_PARTS) && parts <= t->min_parts)
+        snprintf(why, sizeof why, "%lld partitions, expected more than %ld (slabs must be split)", parts, t->min_parts);
+    else if ((t->flags & F_FAULTS) && (faults <= 0 || retries <= 0))
+        snprintf(why, sizeof why, "faults=%lld retries=%lld: the fault/restore/retry path was not exercised", faults,
+                 retries);
+    else if (t->expect == DIRECT && harness_stat(r->out, t->kernel, "direct", "launches") < 1)
+        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=direct'", t->kernel);
+    else if (t->expect == REFUSED && !harness_refusal_logged(r->out, t->kernel, t->reasons))
+        snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and the reason (%s)", t->kernel,
+                 t->reasons[0]);
+    else if (t->construct != NULL && !harness_find_line(r->out, "vast: ", (const char *const[]){t->kernel, t->construct, NULL}))
+        snprintf(why, sizeof why, "no 'vast:' line naming kernel '%s' and '%s'", t->kernel, t->construct);
+    else if (t->flags & F_MOVE_ONCE) {
+        long long h2d = harness_h2d_bytes(r->out);
+        if (h2d < 0 || (size_t)h2d > ws + page)
+            snprintf(why, sizeof why, "host->device bytes %lld for %zu bytes of data: moved more than once", h2d, ws);
+    }
+    int ok = flip ? strstr(r->out, "differs at byte") != NULL && r->status != 0 : why[0] == '\0';
+    printf("%s %-24s page %3zuK budget %7zuK (ws %zuK) partitions=%lld faults=%lld retries=%lld%s%s\n",
+           ok ? "ok  " : "FAIL", t->name, page >> 10, budget >> 10, ws >> 10, parts, faults, retries,
+           flip || why[0] ? ": " : "", flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
+    if (!ok || getenv("PARTITION_VERBOSE"))
+        harness_dump(r->out);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 4 && !strcmp(argv[1], "--child")) {
+        for (size_t i = 0; i < NTESTS; i++)
+            if (!strcmp(tests[i].name, argv[2]))
+                return child(&tests[i], atoi(argv[3]));
+        return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
+    }
+    const char *pages = "4K,64K", *only = NULL;
+    int flip = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pages") && i + 1 < argc)
+            pages = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--flip"))
+            flip = 1;
+        else
+            return fprintf(stderr, "usage: %s [--pages 4K,64K] [--only NAME[,NAME]] [--flip]\n", argv[0]), 2;
+    }
+    const char *vendors = getenv("PARTITION_ICD_DIR");
+    if (vendors == NULL)
+        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    int run = 0, passed = 0;
+    for (size_t i = 0; i < NTESTS; i++) {
+        const struct api_test *t = &tests[i];
+        if (only != NULL) {
+            char list[256];
+            snprintf(list, sizeof list, ",%s,", only);
+            char key[64];
+            snprintf(key, sizeof key, ",%s,", t->name);
+            if (strstr(list, key) == NULL)
+                continue;
+        }
+        struct job j;
+        seed = 0x9e3779b97f4a7c15ull;
+        t->make(&j);
+        size_t ws = job_ws(&j);
+        job_release_inputs(&j);
+        char plist[64];
+        snprintf(plist, sizeof plist, "%s", pages);
+        for (char *save, *ps = strtok_r(plist, ",", &save); ps; ps = strtok_r(NULL, ",", &save)) {
+            size_t page = harness_parse_size(ps);
+            size_t budget = t->frac ? harness_budget(ws, t->frac, page) : t->budget;
+            char e_mem[64], e_page[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
+            snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
+            snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
+            snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
+            const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", NULL};
+            char *args[] = {argv[0], "--child", (char *)t->name, flipped, NULL};
+            struct child_result r;
+            if (harness_spawn(args, env, 300, &r) != 0)
+                return perror("spawn"), 2;
+            run++;
+            passed += judge(t, page, ws, budget, &r, flip);
+            free(r.out);
+        }
+    }
+    printf("%d/%d runs as expected\n", passed, run);
+    return run > 0 && passed == run ? 0 : 1;
+}

@@ -1,0 +1,329 @@
+/* test_corpus.c - partitioned execution (issue 5) over every case of the translator's e2e
+ * corpus (tests/e2e/translate/corpus.c, compiled in unchanged): each case, scaled up so that
+ * its data is about 12 MB (ws/16 is then >= 10 pages of 64 KiB), runs on PoCL and through
+ * VAST in one process (ICD mode) at device budgets ws/2, ws/4 and ws/16 with the page sizes
+ * asked for; seeded random inputs, poisoned outputs, every buffer compared byte for byte.
+ * One child process per (case, fraction, page size): VAST reads VAST_DEVICE_MEMORY and
+ * VAST_PAGE_SIZE when it loads.
+ *
+ * Scaling (table `scales`): the global size of the listed dimensions is multiplied, buffers
+ * grow with the product (except those that do not depend on the NDRange), scalar arguments
+ * that carry an extent grow with their dimension. A corpus case without an entry here fails
+ * the test, so new corpus kernels cannot be skipped silently.
+ *
+ * Expected outcome: same bytes as PoCL, with VAST_STATS showing mode=partitioned and at least
+ * two partitions; or, where one work-group alone needs more pages than the budget (listed per
+ * case and page size in `refuse`), CL_OUT_OF_RESOURCES, a "vast: error:" line naming the
+ * kernel and the work-group, and every buffer untouched.
+ *
+ * Usage: partition_corpus [--pages 4K,64K] [--fractions 2,4,16] [--case NAME[,NAME]] [--flip]
+ * Fraction 0 runs without a budget (the data fits: direct). --flip flips one byte of VAST's
+ * result: every run must then fail ("differs at byte"). Exit 0 when all runs are as expected. */
+#include "corpus.h"
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct scale {
+    const char *name;
+    size_t f[3];          /* factor per dimension of the global size (0 = 1) */
+    unsigned noscale;     /* bit a: buffer argument a keeps its size */
+    signed char sdim[10]; /* scalar argument a is multiplied by f[sdim[a] - 1] (0: unchanged) */
+    int over_arg;         /* argument whose size and/or modulus are set explicitly (-1 none) */
+    size_t over_bytes;    /* 0: scaled as usual */
+    unsigned over_mod;    /* G_U32 modulus (0: unchanged) */
+    int over_arg2;
+    size_t over_bytes2;
+    const char *refuse4, *refuse64; /* fractions (",2,4,16,") where the launch must be refused */
+};
+
+#define NONE -1, 0, 0, -1, 0
+static const struct scale scales[] = {
+    {"vadd", {640}, 0, {0}, NONE, NULL, NULL},
+    {"saxpy", {1430}, 0, {0}, NONE, NULL, NULL},
+    {"incdec", {3072}, 0, {0}, NONE, NULL, NULL},
+    {"vec4", {1500}, 0, {0}, NONE, NULL, NULL},
+    {"comp", {1536}, 0, {0}, NONE, NULL, NULL},
+    {"structs", {1200}, 0, {0}, NONE, NULL, NULL},
+    {"macros", {1, 3000}, 0, {0}, NONE, NULL, NULL},
+    {"ptrcast", {2200}, 0, {0}, NONE, NULL, NULL},
+    /* ptrlocal races by construction (work-item i reads a[i], which work-item i/4 writes): its
+     * output depends on the order work-groups run in, on PoCL as through VAST. Not compared. */
+    {"ptrlocal", {0}, 0, {0}, NONE, "racy", NULL},
+    {"oddbytes", {2000}, 0, {0}, NONE, NULL, NULL},
+    {"uint4ops", {2500}, 0, {0}, NONE, NULL, NULL},
+    /* halfs writes f[i] and f[4096 + 4i..]: both ranges stay apart only up to 4096 items
+     * (x16), so it stays small: 180 KB. A work-group touches 4-5 pages (h twice, o, f twice):
+     * more than ws/16 holds at 4 KiB (2 pages) and more than any fraction at 64 KiB. */
+    {"halfs", {8}, 0, {0}, NONE, ",16,", ",2,4,16,"},
+    {"vec3", {2500}, 0, {0}, NONE, NULL, NULL},
+    {"withconst", {3000}, 1u << 0, {0}, NONE, NULL, NULL},
+    {"geometry", {1, 500}, 0, {0}, NONE, NULL, NULL},
+    {"transpose", {22, 22}, 0, {[2] = 1, [3] = 2}, NONE, NULL, NULL},
+    {"stencil3d", {1, 1, 800}, 0, {[4] = 3}, NONE, NULL, NULL},
+    {"ids3d", {1, 1, 1900}, 0, {0}, NONE, NULL, NULL},
+    /* x: 32000 floats (2 pages of 64 KiB), columns random over it */
+    {"spmv", {480}, 0, {0}, 1, 0, 32000, 3, 32000 * 4, NULL, NULL},
+    {"histogram", {3000}, 1u << 1, {0}, NONE, NULL, NULL},
+    /* v is read at k * 7 + i, k < 9: exactly what the scaled range reads */
+    {"dynloop", {4000}, 0, {0}, 1, (256 * 4000 + 64) * 4, 0, -1, 0, NULL, NULL},
+    {"fdtd", {1, 1, 110}, 0, {[4] = 3}, NONE, NULL, NULL},
+    {"matmul", {1, 1500}, 1u << 1, {0}, NONE, NULL, NULL},
+    {"reduce", {3000}, 0, {0}, NONE, NULL, NULL},
+    {"included", {2500}, 0, {0}, NONE, NULL, NULL},
+    {"dbl", {2500}, 0, {0}, NONE, NULL, NULL},
+    {"vec8", {3000}, 0, {0}, NONE, NULL, NULL},
+};
+#define NSCALES (sizeof scales / sizeof scales[0])
+
+static const char *const reason_wg[] = {"work-group", "work group", "workgroup", NULL};
+
+static const struct scale *find_scale(const char *name)
+{
+    for (size_t i = 0; i < NSCALES; i++)
+        if (!strcmp(scales[i].name, name))
+            return &scales[i];
+    return NULL;
+}
+
+struct scaled {
+    struct job job;
+    cl_int ival[10];
+    cl_float fval[10];
+    void *data[10];
+};
+
+/* The scaled case as a job, inputs generated as paged_exec.c does (seeded per case). */
+static void make_job(const struct kcase *kc, const struct scale *sc, struct scaled *s, bool with_data)
+{
+    memset(s, 0, sizeof *s);
+    struct job *j = &s->job;
+    size_t total = 1;
+    j->src = corpus_programs[kc->program];
+    j->options = corpus_program_options[kc->program];
+    j->kernel = kc->name;
+    j->dim = kc->dim;
+    j->has_local = j->has_offset = true;
+    for (unsigned d = 0; d < kc->dim; d++) {
+        size_t f = sc->f[d] ? sc->f[d] : 1;
+        total *= f;
+        j->global[d] = kc->global[d] * f;
+        j->local[d] = kc->local[d];
+        j->offset[d] = kc->offset[d];
+    }
+    uint64_t seed = 12345 + (uint64_t)(kc - corpus_cases);
+    for (unsigned a = 0; a < 10 && kc->args[a].gen != G_END; a++) {
+        const struct arg_spec *sp = &kc->args[a];
+        j->nargs = a + 1;
+        if (sp->gen == G_INT || sp->gen == G_FLOAT) {
+            double v = sp->value;
+            if (sc->sdim[a])
+                v *= (double)(sc->f[sc->sdim[a] - 1] ? sc->f[sc->sdim[a] - 1] : 1);
+            s->ival[a] = (cl_int)v;
+            s->fval[a] = (cl_float)v;
+            j->args[a] = (struct jarg){JA_SCALAR, 4, sp->gen == G_INT ? (void *)&s->ival[a] : (void *)&s->fval[a]};
+            continue;
+        }
+        if (sp->gen == G_LOCAL) {
+            j->args[a] = (struct jarg){JA_LOCAL, sp->bytes, NULL};
+            continue;
+        }
+        size_t bytes = sc->noscale & (1u << a) ? sp->bytes : sp->bytes * total;
+        unsigned mod = sp->mod;
+        if ((int)a == sc->over_arg) {
+            bytes = sc->over_bytes ? sc->over_bytes : bytes;
+            mod = sc->over_mod ? sc->over_mod : mod;
+        }
+        if ((int)a == sc->over_arg2)
+            bytes = sc->over_bytes2;
+        j->args[a] = (struct jarg){JA_BUF, bytes, NULL};
+        if (!with_data)
+            continue;
+        unsigned char *b = malloc(bytes);
+        uint32_t *u = (uint32_t *)b;
+        float *f = (float *)b;
+        for (size_t i = 0; i < bytes / 4; i++) {
+            uint64_t x = harness_rand(&seed);
+            switch (sp->gen) {
+            case G_F32: f[i] = (float)((double)(x >> 40) / (double)(1 << 23) - 1.0); break;
+            case G_U32: u[i] = mod ? (uint32_t)(x % mod) : (uint32_t)x; break;
+            case G_RAMP: u[i] = (uint32_t)i * mod; break;
+            default: break;
+            }
+        }
+        if (sp->gen == G_POISON)
+            memset(b, 0xA5, bytes);
+        if (sp->gen == G_ZERO)
+            memset(b, 0, bytes);
+        for (size_t i = bytes / 4 * 4; i < bytes; i++)
+            b[i] = sp->gen == G_POISON ? 0xA5 : sp->gen == G_ZERO ? 0 : (unsigned char)harness_rand(&seed);
+        s->data[a] = b;
+        j->args[a].data = b;
+    }
+}
+
+static size_t ws_of(const struct job *j)
+{
+    size_t ws = 0;
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF)
+            ws += j->args[a].bytes;
+    return ws;
+}
+
+static bool expect_refusal(const struct scale *sc, size_t page, size_t frac)
+{
+    const char *list = page >= (64u << 10) ? sc->refuse64 : sc->refuse4;
+    char key[32];
+    snprintf(key, sizeof key, ",%zu,", frac);
+    return frac != 0 && list != NULL && strstr(list, key) != NULL;
+}
+
+static int child(const struct kcase *kc, const struct scale *sc, int refuse, int flip)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct scaled s;
+    make_job(kc, sc, &s, true);
+    struct clenv pocl, vast;
+    clenv_open(&pocl, "Portable");
+    clenv_open(&vast, "VAST");
+    unsigned char *want[10] = {0}, *got[10] = {0};
+    int bad = 0;
+    if (!refuse) {
+        cl_int err = job_run(&pocl, &s.job, want);
+        if (err != CL_SUCCESS)
+            return printf("  %s: PoCL itself failed: %s\n", kc->name, cl_status_name(err)), 3;
+    }
+    cl_int err = job_run(&vast, &s.job, got);
+    printf("  %s: VAST launch: %s\n", kc->name, cl_status_name(err));
+    if (refuse) {
+        if (err != CL_OUT_OF_RESOURCES)
+            bad = printf("  %s: expected CL_OUT_OF_RESOURCES from VAST, got %s\n", kc->name, cl_status_name(err));
+        bad |= job_untouched(&s.job, got);
+    } else if (err != CL_SUCCESS) {
+        bad = printf("  %s: VAST failed: %s\n", kc->name, cl_status_name(err));
+    } else {
+        if (flip) {
+            unsigned big = 0;
+            for (unsigned a = 0; a < s.job.nargs; a++)
+                if (s.job.args[a].kind == JA_BUF && s.job.args[a].bytes > s.job.args[big].bytes)
+                    big = a;
+            got[big][s.job.args[big].bytes / 3] ^= 0x10;
+        }
+        bad = job_compare(&s.job, want, got, "VAST vs PoCL");
+    }
+    job_free(&s.job, want);
+    job_free(&s.job, got);
+    for (int a = 0; a < 10; a++)
+        free(s.data[a]);
+    clenv_close(&pocl);
+    clenv_close(&vast);
+    return bad ? 1 : 0;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    if (list == NULL)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 5 && !strcmp(argv[1], "--child")) {
+        for (size_t c = 0; c < corpus_num_cases; c++)
+            if (!strcmp(corpus_cases[c].name, argv[2]))
+                return child(&corpus_cases[c], find_scale(argv[2]), atoi(argv[3]), atoi(argv[4]));
+        return fprintf(stderr, "unknown case %s\n", argv[2]), 2;
+    }
+    const char *pages = "4K,64K", *fractions = "2,4,16", *only = NULL;
+    int flip = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pages") && i + 1 < argc)
+            pages = argv[++i];
+        else if (!strcmp(argv[i], "--fractions") && i + 1 < argc)
+            fractions = argv[++i];
+        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--flip"))
+            flip = 1;
+        else
+            return fprintf(stderr, "usage: %s [--pages 4K,64K] [--fractions 2,4,16] [--case NAME[,NAME]] [--flip]\n",
+                           argv[0]), 2;
+    }
+    const char *vendors = getenv("PARTITION_ICD_DIR");
+    if (vendors == NULL)
+        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    int run = 0, passed = 0;
+    for (size_t c = 0; c < corpus_num_cases; c++) {
+        const struct kcase *kc = &corpus_cases[c];
+        if (!in_list(only, kc->name))
+            continue;
+        const struct scale *sc = find_scale(kc->name);
+        if (sc == NULL) {
+            printf("FAIL %-10s corpus case without a scaling rule in test_corpus.c: add one\n", kc->name);
+            run++;
+            continue;
+        }
+        if (sc->refuse4 != NULL && !strcmp(sc->refuse4, "racy")) {
+            printf("skip %-10s racy by construction (see its scaling rule)\n", kc->name);
+            continue;
+        }
+        struct scaled s;
+        make_job(kc, sc, &s, false);
+        size_t ws = ws_of(&s.job);
+        char plist[64];
+        snprintf(plist, sizeof plist, "%s", pages);
+        for (char *sp, *ps = strtok_r(plist, ",", &sp); ps; ps = strtok_r(NULL, ",", &sp)) {
+            size_t page = harness_parse_size(ps);
+            char flist[64];
+            snprintf(flist, sizeof flist, "%s", fractions);
+            for (char *sf, *fs = strtok_r(flist, ",", &sf); fs; fs = strtok_r(NULL, ",", &sf)) {
+                size_t frac = strtoul(fs, NULL, 10);
+                size_t budget = frac ? harness_budget(ws, frac, page) : 0;
+                int refuse = expect_refusal(sc, page, frac);
+                char e_mem[64], e_page[64], e_icd[1024], a_ref[2] = {(char)('0' + refuse), 0},
+                                                          a_flip[2] = {(char)('0' + flip), 0};
+                snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
+                snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
+                snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
+                const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", NULL};
+                char *args[] = {argv[0], "--child", (char *)kc->name, a_ref, a_flip, NULL};
+                struct child_result r;
+                if (harness_spawn(args, env, 300, &r) != 0)
+                    return perror("spawn"), 2;
+                char why[256] = "";
+                long long parts = harness_stat(r.out, kc->name, "partitioned", "partitions");
+                long long faults = harness_stat(r.out, kc->name, "partitioned", "faults");
+                if (r.status != 0)
+                    snprintf(why, sizeof why, "child exit status %d%s", r.status,
+                             r.status == 124 ? " (timeout)" : r.status > 128 ? " (crashed)" : "");
+                else if (refuse && !harness_refusal_logged(r.out, kc->name, reason_wg))
+                    snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and the work-group",
+                             kc->name);
+                else if (!refuse && frac != 0 && parts < 2)
+                    snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2",
+                             kc->name);
+                int ok = flip ? r.status != 0 && strstr(r.out, "differs at byte") != NULL : why[0] == '\0';
+                printf("%s %-10s page %3zuK ws/%-2zu budget %6zuK (ws %zuK)%s partitions=%lld faults=%lld%s%s\n",
+                       ok ? "ok  " : "FAIL", kc->name, page >> 10, frac, budget >> 10, ws >> 10,
+                       refuse ? " refusal expected" : "", parts, faults, flip || why[0] ? ": " : "",
+                       flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
+                if (!ok || getenv("PARTITION_VERBOSE"))
+                    harness_dump(r.out);
+                run++;
+                passed += ok;
+                free(r.out);
+            }
+        }
+    }
+    printf("%d/%d runs as expected\n", passed, run);
+    return run > 0 && passed == run ? 0 : 1;
+}
