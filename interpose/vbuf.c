@@ -62,6 +62,7 @@ static int pool_create(cl_device_id dev, cl_int *err)
         return VAST_PC_ERR_DEVICE_MEMORY;
     /* VAST_PIN=0: stores are never pinned and transfers stage through pinned slots. */
     struct vast_staging_config staging = {.slot_bytes = cfg->staging_slot, .threads = (unsigned)cfg->staging_threads};
+    pagecache_configure_host_copy(&(struct vast_host_copy_config){.threads = (unsigned)cfg->staging_threads});
     int st = pagecache_create_devops_opencl_staged(dev->backend->shared, dev->pool_queue,
                                                    cfg->pin ? 0 : VAST_DEVOPS_CL_NO_PIN, &staging, &dev->devops);
     if (st == VAST_PC_OK)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@ struct vast_backing {
     void *base;
     size_t size;
     size_t map_size; /* bytes mapped by VAST; 0 for the application's memory */
+    int huge;        /* VAST's mapping is THP-aligned and madvise(MADV_HUGEPAGE) took it */
     size_t granule;
     pthread_mutex_t lock; /* protects pins, pin_ops, pin_dev */
     vast_host_pin *pins;  /* one per granule: NULL not tried, PIN_FAILED, or a pin */
@@ -44,6 +46,55 @@ static int backing_new(void *base, size_t size, size_t map_size, struct vast_bac
     return VAST_PC_OK;
 }
 
+/* The transparent huge page size (PMD), 0 where the kernel has none. */
+static size_t thp_bytes;
+static pthread_once_t thp_once = PTHREAD_ONCE_INIT;
+
+static void thp_probe(void)
+{
+#ifdef MADV_HUGEPAGE
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    unsigned long long v = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    if (v >= 4096 && (v & (v - 1)) == 0 && v <= ((size_t)1 << 30))
+        thp_bytes = (size_t)v;
+#endif
+}
+
+/* Maps map_size bytes; from one huge page up, aligned to it (over-map, trim both ends) and
+ * advised MADV_HUGEPAGE, so first touch faults 2 MiB at a time instead of 4 KiB (fewer
+ * faults, fewer TLB misses for the copies and for pinning). Where THP is off ("never") or
+ * absent, madvise fails or is ignored and the store is an ordinary lazily committed mapping. */
+static void *map_store(size_t map_size, int *huge)
+{
+    *huge = 0;
+    pthread_once(&thp_once, thp_probe);
+    size_t h = thp_bytes;
+    if (h && map_size >= h && map_size <= SIZE_MAX - h) {
+        char *raw = mmap(NULL, map_size + h, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+        if (raw != MAP_FAILED) {
+            char *p = (char *)(((uintptr_t)raw + h - 1) & ~(uintptr_t)(h - 1));
+            size_t head = (size_t)(p - raw), tail = h - head;
+            if (head)
+                munmap(raw, head);
+            if (tail)
+                munmap(p + map_size, tail);
+#ifdef MADV_HUGEPAGE
+            *huge = madvise(p, map_size, MADV_HUGEPAGE) == 0;
+#endif
+            return p;
+        }
+    }
+    return mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+int pagecache_backing_huge(const struct vast_backing *b) { return b->huge; }
+
 int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **out)
 {
     if (!out || size == 0)
@@ -56,12 +107,15 @@ int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **ou
     size_t map_size = (size + psz - 1) & ~(psz - 1);
     /* No MAP_NORESERVE: the kernel's overcommit policy still vets the size, pages are
      * committed on first touch only. */
-    void *p = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int huge;
+    void *p = map_store(map_size, &huge);
     if (p == MAP_FAILED)
         return VAST_PC_ERR_HOST_MEMORY;
     int rc = backing_new(p, size, map_size, out);
     if (rc)
         munmap(p, map_size);
+    else
+        (*out)->huge = huge;
     return rc;
 }
 

@@ -17,7 +17,8 @@ struct vast_backing;
 /* Host memory VAST may back in total by default: physical memory (sysconf). */
 size_t pagecache_host_memory_bytes(void);
 
-/* Allocate `size` bytes (zero-filled, lazily committed). Fails with VAST_PC_ERR_HOST_MEMORY
+/* Allocate `size` bytes (zero-filled, lazily committed; from 2 MiB, THP-aligned and advised
+ * MADV_HUGEPAGE, so commitment is then per huge page where the kernel grants one). Fails with VAST_PC_ERR_HOST_MEMORY
  * when size > limit (0: pagecache_host_memory_bytes()) or the kernel refuses the mapping. */
 int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **out);
 /* Use the application's memory [ptr, ptr+size) (not freed by VAST). */
@@ -26,6 +27,9 @@ int pagecache_wrap_backing(void *ptr, size_t size, struct vast_backing **out);
 void pagecache_destroy_backing(struct vast_backing *b);
 
 void *pagecache_backing_base(const struct vast_backing *b);
+/* 1 when VAST mapped the store aligned to the transparent huge page size and the kernel
+ * accepted madvise(MADV_HUGEPAGE) (stores of at least one huge page, usually 2 MiB). */
+int pagecache_backing_huge(const struct vast_backing *b);
 size_t pagecache_backing_size(const struct vast_backing *b);
 
 /* Pin every granule overlapping [off, off+len) through ops/dev (no-op where ops has no

@@ -3,8 +3,11 @@
  * their bounding range). Dirty pages reach the host before it reads (flush); host writes are
  * fenced (begin/end: pages of the range can neither be loaded nor written back meanwhile)
  * and then update the copies left resident. A dirty page is never dropped, except when the
- * host overwrites every byte of it or the caller discards it (VAST_PC_DISCARD). */
+ * host overwrites every byte of it or the caller discards it (VAST_PC_DISCARD). The bulk
+ * copies themselves (between begin and end, or after the flush) go through hostcopy.h, which
+ * splits large ones over a copy pool; nothing else changes for them. */
 #include "pagecache_int.h"
+#include "hostcopy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +239,7 @@ int pagecache_read(struct vast_pc_buffer *buf, size_t offset, size_t size, void 
 {
     int rc = pagecache_flush_range(buf, offset, size);
     if (rc == VAST_PC_OK && size)
-        memcpy(dst, (char *)pagecache_buffer_host(buf) + offset, size);
+        pagecache_host_copy(dst, (char *)pagecache_buffer_host(buf) + offset, size);
     return rc;
 }
 
@@ -247,7 +250,7 @@ int pagecache_write(struct vast_pc_buffer *buf, size_t offset, size_t size, cons
     if (rc)
         return rc;
     if (size)
-        memcpy((char *)pagecache_buffer_host(buf) + offset, src, size);
+        pagecache_host_copy((char *)pagecache_buffer_host(buf) + offset, src, size);
     return pagecache_end_host_write(w);
 }
 
@@ -260,16 +263,9 @@ int pagecache_fill(struct vast_pc_buffer *buf, size_t offset, size_t size, const
     int rc = pagecache_begin_host_write(buf, offset, size, &w);
     if (rc)
         return rc;
-    char *dst = (char *)pagecache_buffer_host(buf) + offset;
-    if (size) {
-        memcpy(dst, pattern, pattern_size);
-        /* Doubling copies: log2(size / pattern) memcpy calls. */
-        for (size_t done = pattern_size; done < size;) {
-            size_t n = done < size - done ? done : size - done;
-            memcpy(dst + done, dst, n);
-            done += n;
-        }
-    }
+    if (size) /* split over the host copy pool when large (hostcopy.h) */
+        pagecache_host_fill((char *)pagecache_buffer_host(buf) + offset, size, pattern,
+                            pattern_size);
     return pagecache_end_host_write(w);
 }
 
@@ -283,9 +279,9 @@ int pagecache_copy(struct vast_pc_buffer *dst, size_t dst_offset, struct vast_pc
     rc = pagecache_begin_host_write(dst, dst_offset, size, &w);
     if (rc)
         return rc;
-    if (size)
-        memmove((char *)pagecache_buffer_host(dst) + dst_offset,
-                (char *)pagecache_buffer_host(src) + src_offset, size);
+    if (size) /* overlapping ranges (one store) are moved in the caller */
+        pagecache_host_copy((char *)pagecache_buffer_host(dst) + dst_offset,
+                            (char *)pagecache_buffer_host(src) + src_offset, size);
     return pagecache_end_host_write(w);
 }
 

@@ -1,7 +1,8 @@
 /* copypool.c: see copypool.h. One job at a time, described under the pool mutex: the caller
  * posts it, workers and caller take parts (next++) until none is left, the caller sleeps until
  * every part is finished and only then clears the job; so no worker ever touches a job that is
- * over, and the job needs no generation counter. Parts are page multiples. */
+ * over, and the job needs no generation counter. Parts are page multiples. A job is a memcpy
+ * (period 0) or a periodic fill: byte i of dst gets src[i % period]. */
 #include "copypool.h"
 
 #include <pthread.h>
@@ -20,9 +21,22 @@ struct vast_copy_pool {
     /* the job (lock) */
     char *dst;
     const char *src;
-    size_t bytes, part;
+    size_t bytes, part, period;
     unsigned nparts, next, finished;
+    size_t min_part; /* set before use; read by the posting caller only */
 };
+
+/* dst[i] = src[(phase + i) % period] for i < len; phase < period. */
+static void fill_periodic(char *dst, size_t len, const char *src, size_t period, size_t phase)
+{
+    while (len) {
+        size_t n = period - phase < len ? period - phase : len;
+        memcpy(dst, src + phase, n);
+        dst += n;
+        len -= n;
+        phase = 0;
+    }
+}
 
 /* Lock held: takes part i and copies it without the lock, then counts it. */
 static void run_part(struct vast_copy_pool *p)
@@ -31,9 +45,13 @@ static void run_part(struct vast_copy_pool *p)
     size_t off = (size_t)i * p->part;
     size_t len = p->bytes - off < p->part ? p->bytes - off : p->part;
     char *dst = p->dst + off;
-    const char *src = p->src + off;
+    const char *src = p->src;
+    size_t period = p->period;
     pthread_mutex_unlock(&p->lock);
-    memcpy(dst, src, len);
+    if (period)
+        fill_periodic(dst, len, src, period, off % period);
+    else
+        memcpy(dst, src + off, len);
     pthread_mutex_lock(&p->lock);
     if (++p->finished == p->nparts)
         pthread_cond_broadcast(&p->done);
@@ -81,6 +99,7 @@ int pagecache_create_copy_pool(unsigned threads, struct vast_copy_pool **out)
     if (!p)
         return VAST_PC_ERR_HOST_MEMORY;
     p->threads = threads;
+    p->min_part = VAST_COPY_MIN_PART;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -108,26 +127,27 @@ void pagecache_destroy_copy_pool(struct vast_copy_pool *p)
 
 unsigned pagecache_copy_pool_threads(const struct vast_copy_pool *p) { return p->threads; }
 
-/* Parts: as many as threads, none shorter than VAST_COPY_MIN_PART, page multiples. */
-static void split(struct vast_copy_pool *p, size_t bytes)
+void pagecache_copy_pool_set_min_part(struct vast_copy_pool *p, size_t bytes)
 {
-    size_t n = (bytes + VAST_COPY_MIN_PART - 1) / VAST_COPY_MIN_PART;
-    if (n > p->threads)
-        n = p->threads;
-    size_t part = (bytes + n - 1) / n;
-    part = (part + 4095) & ~(size_t)4095;
-    p->part = part;
-    p->nparts = (unsigned)((bytes + part - 1) / part);
+    p->min_part = bytes ? bytes : VAST_COPY_MIN_PART;
 }
 
-void pagecache_copy_parallel(struct vast_copy_pool *p, void *dst, const void *src, size_t bytes)
+/* Parts: as many as threads, none shorter than min_part, page multiples. */
+static void split(struct vast_copy_pool *p, size_t bytes)
 {
-    if (bytes == 0)
-        return;
-    if (p->threads == 1 || bytes < 2 * VAST_COPY_MIN_PART) {
-        memcpy(dst, src, bytes);
-        return;
-    }
+    size_t n = bytes / p->min_part + (bytes % p->min_part != 0);
+    if (n > p->threads)
+        n = p->threads;
+    size_t part = bytes / n + (bytes % n != 0);
+    part = (part + 4095) & ~(size_t)4095;
+    p->part = part;
+    p->nparts = (unsigned)(bytes / part + (bytes % part != 0));
+}
+
+/* Posts one job and takes parts until every one is finished. */
+static void run_job(struct vast_copy_pool *p, char *dst, const char *src, size_t bytes,
+                    size_t period)
+{
     pthread_mutex_lock(&p->lock);
     while (p->active)
         pthread_cond_wait(&p->done, &p->lock);
@@ -135,6 +155,7 @@ void pagecache_copy_parallel(struct vast_copy_pool *p, void *dst, const void *sr
     p->dst = dst;
     p->src = src;
     p->bytes = bytes;
+    p->period = period;
     split(p, bytes);
     p->next = p->finished = 0;
     pthread_cond_broadcast(&p->work);
@@ -145,4 +166,27 @@ void pagecache_copy_parallel(struct vast_copy_pool *p, void *dst, const void *sr
     p->active = 0;
     pthread_cond_broadcast(&p->done); /* a second caller may be waiting for the job */
     pthread_mutex_unlock(&p->lock);
+}
+
+void pagecache_copy_parallel(struct vast_copy_pool *p, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return;
+    if (p->threads == 1 || bytes < 2 * p->min_part) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    run_job(p, dst, src, bytes, 0);
+}
+
+void pagecache_fill_parallel(struct vast_copy_pool *p, void *dst, size_t bytes, const void *block,
+                             size_t block_bytes)
+{
+    if (bytes == 0 || block_bytes == 0)
+        return;
+    if (p->threads == 1 || bytes < 2 * p->min_part) {
+        fill_periodic(dst, bytes, block, block_bytes, 0);
+        return;
+    }
+    run_job(p, dst, block, bytes, block_bytes);
 }

@@ -14,6 +14,7 @@
 #include "backing.h"
 #include "devops.h"
 #include "framepool.h"
+#include "hostcopy.h"
 #include "pagetable.h"
 
 struct vast_pc_buffer;

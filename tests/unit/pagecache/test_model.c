@@ -5,6 +5,8 @@
  * share one pool (and one buffer, in disjoint page ranges, plus a private buffer each).
  * Both run again with the device refusing to pin, so every transfer is staged through a ring
  * of one-page slots with two copy threads (staging.h; the fake's slot transfers are deferred).
+ * And both run with every host-side copy split over a shared pool of three copy threads in
+ * one-page parts (hostcopy.h), so the 16 threads also contend for that pool.
  * Seeds are fixed (VAST_TEST_SEED overrides) and printed; outputs are poisoned first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -317,6 +319,35 @@ static void test_model_threads_staged(void **state)
     run_model_threads(1);
 }
 
+/* Every host copy (Read/Write/Fill/Copy) through the process's copy pool, in 4 KiB parts. */
+static void parallel_host_copies(int on)
+{
+    pagecache_host_copy_shutdown();
+    struct vast_host_copy_config cfg = {.threads = 3, .parallel_min = 1, .min_part = 1};
+    assert_int_equal(pagecache_configure_host_copy(on ? &cfg : NULL), 0);
+}
+
+static void test_model_single_parallel_copy(void **state)
+{
+    (void)state;
+    struct vast_host_copy_stats a, b;
+    parallel_host_copies(1);
+    pagecache_get_host_copy_stats(&a);
+    run_model_single(0);
+    pagecache_get_host_copy_stats(&b);
+    assert_true(b.parallel - a.parallel > 1000);
+    parallel_host_copies(0);
+}
+
+static void test_model_threads_parallel_copy(void **state)
+{
+    (void)state;
+    parallel_host_copies(1);
+    run_model_threads(0);
+    run_model_threads(1);
+    parallel_host_copies(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +355,10 @@ int main(void)
         cmocka_unit_test(test_model_threads),
         cmocka_unit_test(test_model_single_staged),
         cmocka_unit_test(test_model_threads_staged),
+        cmocka_unit_test(test_model_single_parallel_copy),
+        cmocka_unit_test(test_model_threads_parallel_copy),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    pagecache_host_copy_shutdown();
+    return rc;
 }
