@@ -1,8 +1,9 @@
 /*
  * buffer.c: memory objects (buffers, sub-buffers, pipes; images share the wrapper, see
  * image.c) and the host-side buffer commands. Buffers of contexts on a shared real context
- * are virtual (vbuf.c: host backing store + device page cache); the others (contexts of
- * sub-devices), pipes and images wrap one real object each.
+ * are virtual (vbuf.c: host backing store + device page cache; their commands are captured
+ * here and run by the executor); the others (contexts of sub-devices), pipes and images wrap
+ * one real object each.
  */
 #include "api.h"
 #include "callback.h"
@@ -11,6 +12,7 @@
 #include "vbuf.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void mem_destroy(struct vast_object *obj)
 {
@@ -220,8 +222,8 @@ cl_int vast_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, c
     CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, cb, ptr, HOST_NO_READ));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_READ_BUFFER,
-                  vast_vbuf_read(buffer, offset, cb, ptr));
+        struct vast_host_cmd c = {.op = VAST_HOST_READ, .a = buffer, .a_off = offset, .size = cb, .ptr = ptr};
+        return vast_vbuf_enqueue(command_queue, &c, blocking_read, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueReadBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
                  blocking_read, offset, cb, ptr);
@@ -234,8 +236,8 @@ cl_int vast_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, 
     CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, cb, ptr, HOST_NO_WRITE));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_WRITE_BUFFER,
-                  vast_vbuf_write(buffer, offset, cb, ptr));
+        struct vast_host_cmd c = {.op = VAST_HOST_WRITE, .a = buffer, .a_off = offset, .size = cb, .ptr = (void *)ptr};
+        return vast_vbuf_enqueue(command_queue, &c, blocking_write, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueWriteBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
                  blocking_write, offset, cb, ptr);
@@ -254,8 +256,9 @@ cl_int vast_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffe
         RETURN_IF_ERROR(check_virtual(command_queue, dst_buffer, dst_offset, cb, dst_buffer, 0));
         VAST_RETURN_IF(ranges_overlap(src_buffer, src_offset, dst_buffer, dst_offset, cb), CL_MEM_COPY_OVERLAP,
                        "source and destination overlap");
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_COPY_BUFFER,
-                  vast_vbuf_copy(src_buffer, dst_buffer, src_offset, dst_offset, cb));
+        struct vast_host_cmd c = {.op = VAST_HOST_COPY, .a = src_buffer, .b = dst_buffer, .a_off = src_offset,
+                                  .b_off = dst_offset, .size = cb};
+        return vast_vbuf_enqueue(command_queue, &c, false, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueCopyBuffer, num_events_in_wait_list, event_wait_list, event,
                  src_buffer->real, dst_buffer->real, src_offset, dst_offset, cb);
@@ -269,12 +272,11 @@ cl_int vast_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffe
 {
     CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
-        struct vast_rect b, h;
+        struct vast_host_cmd c = {.op = VAST_HOST_READ_RECT, .a = buffer, .ptr = ptr};
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, 0, 0, ptr, HOST_NO_READ));
-        RETURN_IF_ERROR(rect_prepare(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &b));
-        RETURN_IF_ERROR(rect_prepare(host_origin, region, host_row_pitch, host_slice_pitch, 0, &h));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_READ_BUFFER_RECT,
-                  vast_vbuf_read_rect(buffer, &b, &h, ptr));
+        RETURN_IF_ERROR(rect_prepare(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &c.ra));
+        RETURN_IF_ERROR(rect_prepare(host_origin, region, host_row_pitch, host_slice_pitch, 0, &c.rb));
+        return vast_vbuf_enqueue(command_queue, &c, blocking_read, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueReadBufferRect, num_events_in_wait_list, event_wait_list, event,
                  buffer->real, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -289,12 +291,11 @@ cl_int vast_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buff
 {
     CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
-        struct vast_rect b, h;
+        struct vast_host_cmd c = {.op = VAST_HOST_WRITE_RECT, .a = buffer, .ptr = (void *)ptr};
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, 0, 0, ptr, HOST_NO_WRITE));
-        RETURN_IF_ERROR(rect_prepare(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &b));
-        RETURN_IF_ERROR(rect_prepare(host_origin, region, host_row_pitch, host_slice_pitch, 0, &h));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT,
-                  vast_vbuf_write_rect(buffer, &b, &h, ptr));
+        RETURN_IF_ERROR(rect_prepare(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &c.ra));
+        RETURN_IF_ERROR(rect_prepare(host_origin, region, host_row_pitch, host_slice_pitch, 0, &c.rb));
+        return vast_vbuf_enqueue(command_queue, &c, blocking_write, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueWriteBufferRect, num_events_in_wait_list, event_wait_list, event,
                  buffer->real, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -310,15 +311,14 @@ cl_int vast_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_b
     CHECK_MEM(src_buffer);
     CHECK_MEM(dst_buffer);
     if (vast_mem_is_virtual(src_buffer) || vast_mem_is_virtual(dst_buffer)) {
-        struct vast_rect sr, dr;
+        struct vast_host_cmd c = {.op = VAST_HOST_COPY_RECT, .a = src_buffer, .b = dst_buffer};
         VAST_RETURN_IF(!vast_mem_is_virtual(src_buffer) || !vast_mem_is_virtual(dst_buffer), CL_INVALID_CONTEXT,
                        "buffers of different contexts");
         RETURN_IF_ERROR(check_virtual(command_queue, src_buffer, 0, 0, src_buffer, 0));
         RETURN_IF_ERROR(check_virtual(command_queue, dst_buffer, 0, 0, dst_buffer, 0));
-        RETURN_IF_ERROR(rect_prepare(src_origin, region, src_row_pitch, src_slice_pitch, src_buffer->size, &sr));
-        RETURN_IF_ERROR(rect_prepare(dst_origin, region, dst_row_pitch, dst_slice_pitch, dst_buffer->size, &dr));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_COPY_BUFFER_RECT,
-                  vast_vbuf_copy_rect(src_buffer, dst_buffer, &sr, &dr));
+        RETURN_IF_ERROR(rect_prepare(src_origin, region, src_row_pitch, src_slice_pitch, src_buffer->size, &c.ra));
+        RETURN_IF_ERROR(rect_prepare(dst_origin, region, dst_row_pitch, dst_slice_pitch, dst_buffer->size, &c.rb));
+        return vast_vbuf_enqueue(command_queue, &c, false, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueCopyBufferRect, num_events_in_wait_list, event_wait_list, event,
                  src_buffer->real, dst_buffer->real, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
@@ -333,8 +333,10 @@ cl_int vast_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, c
     if (vast_mem_is_virtual(buffer)) {
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, size, buffer, 0));
         RETURN_IF_ERROR(check_fill(pattern, pattern_size, offset, size));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_FILL_BUFFER,
-                  vast_vbuf_fill(buffer, pattern, pattern_size, offset, size));
+        struct vast_host_cmd c = {.op = VAST_HOST_FILL, .a = buffer, .a_off = offset, .size = size,
+                                  .pattern_size = pattern_size};
+        memcpy(c.pattern, pattern, pattern_size);
+        return vast_vbuf_enqueue(command_queue, &c, false, num_events_in_wait_list, event_wait_list, event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueFillBuffer, num_events_in_wait_list, event_wait_list, event, buffer->real,
                  pattern, pattern_size, offset, size);
@@ -346,8 +348,8 @@ cl_int vast_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memob
     CHECK_MEM(memobj);
     if (vast_mem_is_virtual(memobj)) {
         RETURN_IF_ERROR(check_virtual(command_queue, memobj, 0, 0, memobj, 0));
-        VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_UNMAP_MEM_OBJECT,
-                  vast_vbuf_unmap(memobj, mapped_ptr));
+        return vast_vbuf_enqueue_unmap(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list,
+                                       event);
     }
     VAST_ENQUEUE(command_queue, clEnqueueUnmapMemObject, num_events_in_wait_list, event_wait_list, event,
                  memobj->real, mapped_ptr);
@@ -363,8 +365,8 @@ cl_int vast_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint n
         /* Virtual buffers migrate with the launches that use them: nothing to do here. */
         if (vast_object_is(mem_objects[i], VAST_MAGIC_MEM) && vast_mem_is_virtual(mem_objects[i])) {
             VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-            VAST_VCMD(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MIGRATE_MEM_OBJECTS,
-                      CL_SUCCESS);
+            struct vast_host_cmd c = {.op = VAST_HOST_NOP};
+            return vast_vbuf_enqueue(command_queue, &c, false, num_events_in_wait_list, event_wait_list, event);
         }
     }
     struct vast_list mems;
@@ -395,8 +397,8 @@ void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event re
     return err == CL_SUCCESS ? ptr : NULL;
 }
 
-static void *map_virtual(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t offset, size_t size,
-                         cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_int *errcode_ret)
+static void *map_virtual(cl_command_queue q, cl_mem m, bool blocking, cl_map_flags flags, size_t offset,
+                         size_t size, cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_int *errcode_ret)
 {
     const cl_map_flags any = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
     VAST_RETURN_NULL_IF((flags & ~any) || ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & ~CL_MAP_WRITE_INVALIDATE_REGION)),
@@ -405,16 +407,8 @@ static void *map_virtual(cl_command_queue q, cl_mem m, cl_map_flags flags, size_
                              ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ? HOST_NO_WRITE : 0);
     cl_int err = check_virtual(q, m, offset, size, m, forbidden);
     VAST_RETURN_NULL_IF(err == CL_SUCCESS && size == 0, CL_INVALID_VALUE, errcode_ret, "size 0");
-    void *ptr = NULL;
-    cl_ulong queued = vast_now_ns();
-    if (err == CL_SUCCESS)
-        err = vast_vcmd_begin(q, num_events, wait_list);
-    cl_ulong start = vast_now_ns();
-    if (err == CL_SUCCESS)
-        err = vast_vbuf_map(m, flags, offset, size, &ptr);
-    err = vast_vcmd_end(q, CL_COMMAND_MAP_BUFFER, err, event, queued, start);
-    vast_set_error(errcode_ret, err);
-    return err == CL_SUCCESS ? ptr : NULL;
+    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "map arguments");
+    return vast_vbuf_enqueue_map(q, m, flags, offset, size, blocking, num_events, wait_list, event, errcode_ret);
 }
 
 void *vast_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
@@ -424,8 +418,8 @@ void *vast_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_
     VAST_CHECK_NULL(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE, errcode_ret);
     VAST_CHECK_NULL(buffer, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT, errcode_ret);
     if (vast_mem_is_virtual(buffer))
-        return map_virtual(command_queue, buffer, map_flags, offset, cb, num_events_in_wait_list, event_wait_list,
-                           event, errcode_ret);
+        return map_virtual(command_queue, buffer, blocking_map, map_flags, offset, cb, num_events_in_wait_list,
+                           event_wait_list, event, errcode_ret);
     VAST_REAL_OR_NULL(command_queue->context->backend, command_queue->real, clEnqueueMapBuffer, errcode_ret);
     struct vast_list waits;
     cl_int err = vast_unwrap_events(command_queue->context, num_events_in_wait_list, event_wait_list, &waits);

@@ -2,10 +2,12 @@
  * kernel.c: kernels, their arguments and their launches. Memory objects and samplers given
  * as argument values are replaced by their real counterparts; a value is taken for a handle
  * only when the live-handle registry knows it, so arbitrary 8-byte values are never read
- * through. Launches pass through until partitioned execution takes them over (launch.c).
+ * through. Launches with a virtual buffer argument are captured (launch.c) and run by the
+ * executor's device lane; the others pass through.
  */
 #include "api.h"
 #include "check.h"
+#include "executor.h"
 #include "launch.h"
 #include "mem.h"
 #include "pagecache.h"
@@ -220,6 +222,10 @@ cl_int vast_clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id device, cl
               param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
 }
 
+static cl_int launch_run(void *cmd, cl_command_queue exec_queue) { return vast_launch_execute(cmd, exec_queue); }
+static void launch_free(void *cmd) { vast_launch_cmd_free(cmd); }
+const struct vast_vcmd_ops vast_launch_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_DEVICE, launch_run, launch_free};
+
 cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                                    const size_t *global_work_offset, const size_t *global_work_size,
                                    const size_t *local_work_size, cl_uint num_events_in_wait_list,
@@ -241,35 +247,78 @@ cl_int vast_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_u
                                        event_wait_list, event);
 }
 
-/* A native kernel on virtual buffers runs in the calling thread, as a virtual command, on the
- * backing stores: each buffer is brought up to date on the host, handed to the function as
- * its host address, and what the function wrote is then carried to pages still resident. */
-static cl_int run_native_on_hosts(void(CL_CALLBACK *user_func)(void *), void *args, size_t cb_args,
-                                  cl_uint n, const cl_mem *mems, const void **locs)
+/* A native kernel on virtual buffers is a virtual command of the host lane, on the backing
+ * stores: each buffer is brought up to date on the host, handed to the function as its host
+ * address, and what the function wrote is then carried to pages still resident. The argument
+ * block is copied and the buffers retained at enqueue (the specification's copy). */
+struct native_cmd {
+    void(CL_CALLBACK *fn)(void *);
+    char *args;
+    size_t cb_args;
+    cl_uint n;
+    cl_mem *mems;  /* retained */
+    size_t *at;    /* where each buffer's address goes in args */
+};
+
+static cl_int native_run(void *ctx, cl_command_queue exec_queue)
 {
-    char *copy = malloc(cb_args ? cb_args : 1);
-    struct vast_host_write **tokens = calloc(n ? n : 1, sizeof *tokens);
-    cl_int err = (copy && tokens) ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
-    if (err == CL_SUCCESS)
-        memcpy(copy, args, cb_args);
-    for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
-        size_t at = (size_t)((const char *)locs[i] - (const char *)args);
-        int st = pagecache_flush_range(mems[i]->pc, 0, mems[i]->size);
+    (void)exec_queue;
+    struct native_cmd *c = ctx;
+    struct vast_host_write **tokens = calloc(c->n ? c->n : 1, sizeof *tokens);
+    cl_int err = tokens ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; i < c->n && err == CL_SUCCESS; i++) {
+        int st = pagecache_flush_range(c->mems[i]->pc, 0, c->mems[i]->size);
         if (st == VAST_PC_OK)
-            st = pagecache_begin_host_write(mems[i]->pc, 0, mems[i]->size, &tokens[i]);
-        err = at > cb_args || cb_args - at < sizeof(void *) ? CL_INVALID_VALUE : vast_pc_error(st);
-        void *host = pagecache_buffer_host(mems[i]->pc);
+            st = pagecache_begin_host_write(c->mems[i]->pc, 0, c->mems[i]->size, &tokens[i]);
+        err = vast_pc_error(st);
+        void *host = pagecache_buffer_host(c->mems[i]->pc);
         if (err == CL_SUCCESS)
-            memcpy(copy + at, &host, sizeof host);
+            memcpy(c->args + c->at[i], &host, sizeof host);
     }
     if (err == CL_SUCCESS)
-        user_func(copy);
-    for (cl_uint i = 0; i < n && tokens; i++)
+        c->fn(c->args);
+    for (cl_uint i = 0; i < c->n && tokens; i++)
         if (tokens[i] != NULL && pagecache_end_host_write(tokens[i]) != VAST_PC_OK)
             err = CL_OUT_OF_RESOURCES;
     free(tokens);
-    free(copy);
     return err;
+}
+
+static void native_free(void *ctx)
+{
+    struct native_cmd *c = ctx;
+    for (cl_uint i = 0; c->mems != NULL && i < c->n; i++)
+        if (c->mems[i] != NULL)
+            VAST_RELEASE(c->mems[i]);
+    free(c->mems);
+    free(c->at);
+    free(c->args);
+    free(c);
+}
+
+static const struct vast_vcmd_ops native_ops = {CL_COMMAND_NATIVE_KERNEL, VAST_LANE_HOST, native_run, native_free};
+
+static cl_int native_capture(struct native_cmd *c, void(CL_CALLBACK *user_func)(void *), void *args, size_t cb_args,
+                             cl_uint n, const cl_mem *mems, const void **locs)
+{
+    c->fn = user_func;
+    c->cb_args = cb_args;
+    c->args = malloc(cb_args ? cb_args : 1);
+    c->mems = calloc(n ? n : 1, sizeof *c->mems);
+    c->at = calloc(n ? n : 1, sizeof *c->at);
+    VAST_RETURN_IF(c->args == NULL || c->mems == NULL || c->at == NULL, CL_OUT_OF_HOST_MEMORY, "native kernel");
+    if (cb_args)
+        memcpy(c->args, args, cb_args);
+    for (cl_uint i = 0; i < n; i++) {
+        size_t at = (size_t)((const char *)locs[i] - (const char *)args);
+        VAST_RETURN_IF(at > cb_args || cb_args - at < sizeof(void *), CL_INVALID_VALUE,
+                       "args_mem_loc[%u] is outside the argument block", i);
+        c->at[i] = at;
+        c->mems[i] = mems[i];
+        VAST_RETAIN(mems[i]);
+        c->n = i + 1;
+    }
+    return CL_SUCCESS;
 }
 
 static cl_int native_on_virtual(cl_command_queue q, void(CL_CALLBACK *user_func)(void *), void *args, size_t cb_args,
@@ -277,6 +326,7 @@ static cl_int native_on_virtual(cl_command_queue q, void(CL_CALLBACK *user_func)
                                 const cl_event *wait_list, cl_event *event)
 {
     VAST_CHECK(q, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_RETURN_IF(user_func == NULL, CL_INVALID_VALUE, "user_func is NULL");
     VAST_RETURN_IF(args == NULL || locs == NULL, CL_INVALID_VALUE, "memory objects without argument block");
     for (cl_uint i = 0; i < n; i++) {
         VAST_RETURN_IF(!vast_object_is(mems[i], VAST_MAGIC_MEM) || !vast_mem_is_virtual(mems[i]) ||
@@ -286,8 +336,14 @@ static cl_int native_on_virtual(cl_command_queue q, void(CL_CALLBACK *user_func)
             VAST_RETURN_IF(vast_mem_root(mems[j]) == vast_mem_root(mems[i]),
                            CL_INVALID_OPERATION, "a native kernel takes one view of each virtual buffer");
     }
-    VAST_VCMD(q, num_events, wait_list, event, CL_COMMAND_NATIVE_KERNEL,
-              run_native_on_hosts(user_func, args, cb_args, n, mems, locs));
+    struct native_cmd *c = calloc(1, sizeof *c);
+    VAST_RETURN_IF(c == NULL, CL_OUT_OF_HOST_MEMORY, "native kernel");
+    cl_int err = native_capture(c, user_func, args, cb_args, n, mems, locs);
+    if (err != CL_SUCCESS) {
+        native_free(c);
+        return err;
+    }
+    return vast_vcmd_submit(q, num_events, wait_list, &native_ops, c, false, event);
 }
 
 /* Native kernels: the argument block holds VAST memory handles at args_mem_loc; the real

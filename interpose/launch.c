@@ -456,11 +456,6 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
     cl_int err = vast_launch_capture(q, k, work_dim, offset, global, local, &cmd);
     if (err != CL_SUCCESS)
         return err;
-    cl_ulong queued = vast_now_ns();
-    err = vast_vcmd_begin(q, num_events, wait_list);
-    cl_ulong start = vast_now_ns();
-    if (err == CL_SUCCESS)
-        err = vast_launch_execute(cmd, q->real);
-    vast_launch_cmd_free(cmd);
-    return vast_vcmd_end(q, CL_COMMAND_NDRANGE_KERNEL, err, event, queued, start);
+    /* The executor's device lane runs it (vast_launch_execute on its own real queue). */
+    return vast_vcmd_submit(q, num_events, wait_list, &vast_launch_ops, cmd, false, event);
 }

@@ -83,6 +83,7 @@ struct _cl_device_id {
     struct vast_pool *pool;
     void *devops;
     cl_command_queue pool_queue; /* real in-order queue of the shared context */
+    struct vast_executor *executor; /* runs virtual commands (root devices; executor.c) */
 };
 
 struct _cl_context {
@@ -102,6 +103,12 @@ struct _cl_command_queue {
     cl_context context; /* retained */
     cl_device_id device;
     bool profiling;     /* CL_QUEUE_PROFILING_ENABLE */
+    bool in_order;      /* no CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE */
+    cl_event barrier;   /* out-of-order queues: real event of the last barrier (obj.lock) */
+    _Atomic cl_int error; /* first failure of a virtual command not yet reported (executor.c) */
+    _Atomic uint64_t submitted; /* virtual commands submitted, and freed by the executor: */
+    uint64_t reaped;            /* clFinish waits for the ones before it (obj.lock, reaped_cond) */
+    pthread_cond_t reaped_cond;
 };
 
 struct vast_map;
@@ -135,7 +142,7 @@ struct _cl_program {
     cl_context context;        /* retained */
     char *source;              /* concatenated source, NULL for binaries and IL */
     char *options;             /* the last build options (for translation later) */
-    struct vast_launch_program *launch; /* translation and paged program (launch.c) */
+    struct vast_launch_program *launch; /* translation and paged programs (variant.c) */
 };
 
 struct _cl_kernel {
@@ -147,14 +154,23 @@ struct _cl_kernel {
     struct vast_variant_pool *variants; /* pooled real kernels of each variant (variant.c) */
 };
 
+struct vast_event_callback;
+
+/*
+ * Events of virtual commands (command != 0) wrap a real user event of the shared context that
+ * the executor completes; VAST keeps their status, times and callbacks itself (event.c).
+ * times[] is written before `status` becomes CL_COMPLETE (release) and read only after.
+ */
 struct _cl_event {
     struct vast_object obj;
     cl_event real;
     cl_context context;     /* retained */
     cl_command_queue queue; /* retained; NULL for user events */
-    cl_command_type command; /* virtual commands: what CL_EVENT_COMMAND_TYPE reports */
+    cl_command_type command; /* virtual commands and user events: VAST keeps the status */
     bool timed;              /* virtual commands on a profiling queue: times[] is valid */
     cl_ulong times[4];       /* QUEUED, SUBMIT, START, END in ns (host monotonic clock) */
+    _Atomic cl_int status;   /* virtual commands: CL_QUEUED .. CL_COMPLETE, or the error */
+    struct vast_event_callback *callbacks; /* virtual commands: not yet run (obj.lock) */
 };
 
 /* Initialise the head: refcount 1, type `magic`. */

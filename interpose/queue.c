@@ -1,18 +1,24 @@
 /*
  * queue.c: command queues, and the queue-level commands that carry no data (markers,
- * barriers, flush, finish). Until VAST virtualises commands (the executor), every command
- * of a VAST queue is a command of its one real queue.
+ * barriers, flush, finish). Every VAST queue has one real queue; virtual commands run in the
+ * executor (executor.c) and appear on the real queue as a marker waiting on their event, so
+ * markers, barriers, clFlush and clFinish pass through and still cover them. Out-of-order
+ * queues remember their last barrier: virtual commands enqueued after it wait for it.
  */
 #include "api.h"
 #include "check.h"
+#include "executor.h"
 
 #include <stdlib.h>
 
 static void queue_destroy(struct vast_object *obj)
 {
     cl_command_queue q = (cl_command_queue)obj;
+    if (q->barrier != NULL)
+        q->context->backend->dispatch->clReleaseEvent(q->barrier);
     if (q->real != NULL)
         q->context->backend->dispatch->clReleaseCommandQueue(q->real);
+    pthread_cond_destroy(&q->reaped_cond);
     VAST_RELEASE(q->context);
 }
 
@@ -25,12 +31,14 @@ static cl_command_queue queue_wrap(cl_context context, cl_device_id device, cl_c
         return NULL;
     }
     vast_object_init(&q->obj, VAST_MAGIC_QUEUE, queue_destroy);
+    pthread_cond_init(&q->reaped_cond, NULL);
     q->real = real;
     q->context = context;
     q->device = device;
     cl_command_queue_properties props = 0;
     context->backend->dispatch->clGetCommandQueueInfo(real, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     q->profiling = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
+    q->in_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
     VAST_RETAIN(context);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return q;
@@ -130,10 +138,23 @@ cl_int vast_clFlush(cl_command_queue command_queue)
     VAST_PASS(command_queue->context->backend, command_queue->real, clFlush, command_queue->real);
 }
 
+/* The real clFinish waits for virtual commands too (their markers), then for the executor to
+ * have freed the ones submitted before (the objects they held are released when clFinish
+ * returns); the first failure of one of them not yet reported is returned, as drivers report
+ * a failed launch. */
 cl_int vast_clFinish(cl_command_queue command_queue)
 {
     VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    VAST_PASS(command_queue->context->backend, command_queue->real, clFinish, command_queue->real);
+    cl_api_clFinish fn = VAST_REAL(command_queue->context->backend, command_queue->real, clFinish);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clFinish");
+    uint64_t before = atomic_load(&command_queue->submitted);
+    cl_int err = fn(command_queue->real);
+    pthread_mutex_lock(&command_queue->obj.lock); /* and what they held is released */
+    while (command_queue->reaped < before)
+        pthread_cond_wait(&command_queue->reaped_cond, &command_queue->obj.lock);
+    pthread_mutex_unlock(&command_queue->obj.lock);
+    cl_int failed = vast_queue_take_error(command_queue);
+    return err != CL_SUCCESS ? err : failed;
 }
 
 /* Markers and barriers: commands made of a wait list alone (both entries share one type). */
@@ -161,14 +182,57 @@ cl_int vast_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint 
                                   "clEnqueueMarkerWithWaitList", num_events_in_wait_list, event_wait_list, event);
 }
 
+cl_event vast_queue_last_barrier(cl_command_queue q)
+{
+    pthread_mutex_lock(&q->obj.lock);
+    cl_event b = q->barrier;
+    if (b != NULL)
+        q->context->backend->dispatch->clRetainEvent(b);
+    pthread_mutex_unlock(&q->obj.lock);
+    return b;
+}
+
+/* A barrier on an out-of-order queue: virtual commands are not real commands of the queue,
+ * so the barrier's event is kept for the virtual commands enqueued after it (executor.c). */
+static cl_int enqueue_ooo_barrier(cl_command_queue q, cl_api_clEnqueueBarrierWithWaitList fn, cl_uint num_events,
+                                  const cl_event *wait_list, cl_event *event)
+{
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clEnqueueBarrierWithWaitList");
+    struct vast_list waits;
+    cl_int err = vast_unwrap_events(q->context, num_events, wait_list, &waits);
+    if (err != CL_SUCCESS)
+        return err;
+    const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
+    cl_event real_ev = NULL;
+    pthread_mutex_lock(&q->obj.lock);
+    err = fn(q->real, num_events, num_events ? (const cl_event *)waits.items : NULL, &real_ev);
+    if (err == CL_SUCCESS) {
+        if (q->barrier != NULL)
+            d->clReleaseEvent(q->barrier);
+        q->barrier = real_ev;
+        d->clRetainEvent(real_ev);
+    }
+    pthread_mutex_unlock(&q->obj.lock);
+    vast_list_free(&waits);
+    if (err != CL_SUCCESS)
+        return err;
+    if (event == NULL) {
+        d->clReleaseEvent(real_ev);
+        return CL_SUCCESS;
+    }
+    return vast_event_wrap_out(q, real_ev, event);
+}
+
 cl_int vast_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list,
                                          const cl_event *event_wait_list, cl_event *event)
 {
     VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    return enqueue_wait_list_only(command_queue,
-                                  VAST_REAL(command_queue->context->backend, command_queue->real,
-                                            clEnqueueBarrierWithWaitList),
-                                  "clEnqueueBarrierWithWaitList", num_events_in_wait_list, event_wait_list, event);
+    cl_api_clEnqueueBarrierWithWaitList fn =
+        VAST_REAL(command_queue->context->backend, command_queue->real, clEnqueueBarrierWithWaitList);
+    if (!command_queue->in_order && command_queue->context->virtual_buffers)
+        return enqueue_ooo_barrier(command_queue, fn, num_events_in_wait_list, event_wait_list, event);
+    return enqueue_wait_list_only(command_queue, fn, "clEnqueueBarrierWithWaitList", num_events_in_wait_list,
+                                  event_wait_list, event);
 }
 
 cl_int vast_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)

@@ -1,7 +1,7 @@
 /*
  * vbuf.c: virtual buffers (see vbuf.h): creation with the specification's flag checks, the
- * device page cache of each root device, the host-side commands on the backing store, and the
- * synchronous virtual-command frame (wait list, earlier commands of the queue, completed event).
+ * device page cache of each root device, the host-side commands on the backing store (captured
+ * at enqueue, run by the executor's host lane).
  * Page size: VAST_PAGE_SIZE, else 64 KiB (runs of pages coalesce into transfers of 1 MiB and
  * more, which FACTS.md shows reach 48-55 GB/s; small pages keep partitions and faults fine).
  */
@@ -11,6 +11,7 @@
 #include "api.h"
 #include "check.h"
 #include "devops_opencl.h"
+#include "executor.h"
 #include "pagecache.h"
 #include "stats.h"
 
@@ -20,11 +21,15 @@
 
 #define VAST_DEFAULT_PAGE_SIZE (64u << 10)
 
+/* A mapping, made at enqueue (its pointer is known then) and listed on its buffer until an
+ * unmap is enqueued; the map command makes the range coherent and sets `mapped`. */
 struct vast_map {
     struct vast_map *next;
     void *ptr;
     size_t offset, size;
-    int write;
+    int write, discard;
+    _Atomic bool mapped;
+    _Atomic int refs; /* the buffer's list (or the unmap command), and the map command */
 };
 
 struct vast_destructor_callback {
@@ -116,6 +121,7 @@ static cl_int check_buffer_flags(cl_mem_flags flags, size_t size, void *host_ptr
 }
 
 static void vbuf_destroy_obj(struct vast_object *obj);
+static void map_put(struct vast_map *map);
 
 static cl_mem vbuf_new(cl_context context, cl_mem parent, cl_mem_flags flags, size_t size)
 {
@@ -230,7 +236,7 @@ static void vbuf_destroy_obj(struct vast_object *obj)
         pagecache_destroy_backing(m->backing);
     for (struct vast_map *p = m->maps, *next; p != NULL; p = next) {
         next = p->next;
-        free(p);
+        map_put(p);
     }
     if (m->parent != NULL)
         VAST_RELEASE(m->parent);
@@ -284,20 +290,6 @@ cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, siz
     }
 }
 
-cl_int vast_vcmd_begin(cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
-{
-    struct vast_list waits;
-    cl_int err = vast_unwrap_events(queue->context, num_events, wait_list, &waits);
-    if (err != CL_SUCCESS)
-        return err;
-    const struct _cl_icd_dispatch *d = queue->context->backend->dispatch;
-    if (num_events > 0)
-        err = d->clWaitForEvents(num_events, (const cl_event *)waits.items);
-    vast_list_free(&waits);
-    VAST_RETURN_IF(err != CL_SUCCESS, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "a waited-for event failed");
-    return d->clFinish(queue->real);
-}
-
 cl_ulong vast_now_ns(void)
 {
     struct timespec t;
@@ -305,69 +297,142 @@ cl_ulong vast_now_ns(void)
     return (cl_ulong)t.tv_sec * 1000000000u + (cl_ulong)t.tv_nsec;
 }
 
-cl_int vast_vcmd_end(cl_command_queue queue, cl_command_type command, cl_int status, cl_event *event,
-                     cl_ulong queued, cl_ulong start)
+static void map_put(struct vast_map *map)
 {
-    if (status != CL_SUCCESS || event == NULL)
-        return status;
-    const struct _cl_icd_dispatch *d = queue->context->backend->dispatch;
-    cl_int err;
-    cl_event real = d->clCreateUserEvent(queue->context->real, &err);
-    VAST_RETURN_IF(real == NULL, err, "cannot make the command's event");
-    d->clSetUserEventStatus(real, CL_COMPLETE);
-    err = vast_event_wrap_out(queue, real, event);
-    if (err == CL_SUCCESS) {
-        (*event)->command = command;
-        (*event)->timed = queue->profiling;
-        cl_ulong times[4] = {queued, queued, start, vast_now_ns()};
-        memcpy((*event)->times, times, sizeof times);
+    if (atomic_fetch_sub(&map->refs, 1) == 1)
+        free(map);
+}
+
+/* Take a mapping off its buffer's list, dropping the list's reference, if it is still there. */
+static void map_unlink(cl_mem m, struct vast_map *map)
+{
+    bool unlinked = false;
+    pthread_mutex_lock(&m->obj.lock);
+    for (struct vast_map **p = &m->maps; *p != NULL && !unlinked; p = &(*p)->next)
+        if (*p == map) {
+            *p = map->next;
+            unlinked = true;
+        }
+    pthread_mutex_unlock(&m->obj.lock);
+    if (unlinked)
+        map_put(map);
+}
+
+static cl_int run_map(cl_mem m, struct vast_map *map)
+{
+    void *ptr;
+    int st = pagecache_map(m->pc, map->offset, map->size, map->write, map->discard, &ptr);
+    if (st == VAST_PC_OK) {
+        atomic_store(&map->mapped, true);
+        return CL_SUCCESS;
     }
-    return err;
+    map_unlink(m, map); /* a failed mapping leaves the buffer's list, unless an unmap took it */
+    return vast_pc_error(st);
 }
 
-cl_int vast_vbuf_read(cl_mem m, size_t offset, size_t size, void *ptr)
+static cl_int run_unmap(cl_mem m, struct vast_map *map)
 {
-    return vast_pc_error(pagecache_read(m->pc, offset, size, ptr));
+    if (!atomic_load(&map->mapped))
+        return CL_SUCCESS; /* its map failed: nothing to undo */
+    return vast_pc_error(pagecache_unmap(m->pc, map->offset, map->size, map->write));
 }
 
-cl_int vast_vbuf_write(cl_mem m, size_t offset, size_t size, const void *ptr)
+/* Executor side of the host-side commands (vast_vbuf_enqueue). */
+static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
 {
-    return vast_pc_error(pagecache_write(m->pc, offset, size, ptr));
+    (void)exec_queue;
+    struct vast_host_cmd *c = ctx;
+    switch (c->op) {
+    case VAST_HOST_READ: return vast_pc_error(pagecache_read(c->a->pc, c->a_off, c->size, c->ptr));
+    case VAST_HOST_WRITE: return vast_pc_error(pagecache_write(c->a->pc, c->a_off, c->size, c->ptr));
+    case VAST_HOST_COPY: return vast_pc_error(pagecache_copy(c->b->pc, c->b_off, c->a->pc, c->a_off, c->size));
+    case VAST_HOST_FILL:
+        return vast_pc_error(pagecache_fill(c->a->pc, c->a_off, c->size, c->pattern, c->pattern_size));
+    case VAST_HOST_READ_RECT: return vast_vbuf_read_rect(c->a, &c->ra, &c->rb, c->ptr);
+    case VAST_HOST_WRITE_RECT: return vast_vbuf_write_rect(c->a, &c->ra, &c->rb, c->ptr);
+    case VAST_HOST_COPY_RECT: return vast_vbuf_copy_rect(c->a, c->b, &c->ra, &c->rb);
+    case VAST_HOST_MAP: return run_map(c->a, c->map);
+    case VAST_HOST_UNMAP: return run_unmap(c->a, c->map);
+    case VAST_HOST_NOP: return CL_SUCCESS;
+    }
+    return CL_INVALID_OPERATION;
 }
 
-cl_int vast_vbuf_copy(cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size)
+static void host_cmd_free(void *ctx)
 {
-    return vast_pc_error(pagecache_copy(dst->pc, dst_offset, src->pc, src_offset, size));
+    struct vast_host_cmd *c = ctx;
+    if (c->map != NULL)
+        map_put(c->map);
+    if (c->a != NULL)
+        VAST_RELEASE(c->a);
+    if (c->b != NULL)
+        VAST_RELEASE(c->b);
+    free(c);
 }
 
-cl_int vast_vbuf_fill(cl_mem m, const void *pattern, size_t pattern_size, size_t offset, size_t size)
+#define HOST_OPS(type) {type, VAST_LANE_HOST, host_cmd_run, host_cmd_free}
+static const struct vast_vcmd_ops host_ops[] = {
+    [VAST_HOST_READ] = HOST_OPS(CL_COMMAND_READ_BUFFER),
+    [VAST_HOST_WRITE] = HOST_OPS(CL_COMMAND_WRITE_BUFFER),
+    [VAST_HOST_COPY] = HOST_OPS(CL_COMMAND_COPY_BUFFER),
+    [VAST_HOST_FILL] = HOST_OPS(CL_COMMAND_FILL_BUFFER),
+    [VAST_HOST_READ_RECT] = HOST_OPS(CL_COMMAND_READ_BUFFER_RECT),
+    [VAST_HOST_WRITE_RECT] = HOST_OPS(CL_COMMAND_WRITE_BUFFER_RECT),
+    [VAST_HOST_COPY_RECT] = HOST_OPS(CL_COMMAND_COPY_BUFFER_RECT),
+    [VAST_HOST_MAP] = HOST_OPS(CL_COMMAND_MAP_BUFFER),
+    [VAST_HOST_UNMAP] = HOST_OPS(CL_COMMAND_UNMAP_MEM_OBJECT),
+    [VAST_HOST_NOP] = HOST_OPS(CL_COMMAND_MIGRATE_MEM_OBJECTS),
+};
+
+cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bool blocking, cl_uint num_events,
+                         const cl_event *wait_list, cl_event *event)
 {
-    return vast_pc_error(pagecache_fill(m->pc, offset, size, pattern, pattern_size));
+    struct vast_host_cmd *c = malloc(sizeof *c);
+    if (c == NULL) {
+        if (cmd->map != NULL)
+            map_put(cmd->map);
+        VAST_FAIL(CL_OUT_OF_HOST_MEMORY, "command");
+    }
+    *c = *cmd;
+    if (c->a != NULL)
+        VAST_RETAIN(c->a);
+    if (c->b != NULL)
+        VAST_RETAIN(c->b);
+    return vast_vcmd_submit(q, num_events, wait_list, &host_ops[c->op], c, blocking, event);
 }
 
-cl_int vast_vbuf_map(cl_mem m, cl_map_flags flags, size_t offset, size_t size, void **ptr)
+void *vast_vbuf_enqueue_map(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t offset, size_t size,
+                            bool blocking, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                            cl_int *errcode_ret)
 {
     struct vast_map *map = malloc(sizeof *map);
-    VAST_RETURN_IF(map == NULL, CL_OUT_OF_HOST_MEMORY, "mapping");
-    map->write = (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
-    int st = pagecache_map(m->pc, offset, size, map->write, (flags & CL_MAP_WRITE_INVALIDATE_REGION) != 0, ptr);
-    if (st != VAST_PC_OK) {
-        free(map);
-        return vast_pc_error(st);
-    }
-    map->ptr = *ptr;
+    VAST_RETURN_NULL_IF(map == NULL, CL_OUT_OF_HOST_MEMORY, errcode_ret, "mapping");
+    map->ptr = (char *)pagecache_buffer_host(m->pc) + offset; /* where the command will map it */
     map->offset = offset;
     map->size = size;
+    map->write = (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
+    map->discard = (flags & CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+    atomic_init(&map->mapped, false);
+    atomic_init(&map->refs, 2); /* the buffer's list and the map command */
     pthread_mutex_lock(&m->obj.lock);
     map->next = m->maps;
     m->maps = map;
     pthread_mutex_unlock(&m->obj.lock);
-    return CL_SUCCESS;
+    void *ptr = map->ptr;
+    atomic_fetch_add(&map->refs, 1); /* ours, until the error path below is decided */
+    struct vast_host_cmd c = {.op = VAST_HOST_MAP, .a = m, .map = map};
+    cl_int err = vast_vbuf_enqueue(q, &c, blocking, num_events, wait_list, event);
+    if (err != CL_SUCCESS)
+        map_unlink(m, map); /* never enqueued, or failed while the application waited */
+    map_put(map);
+    vast_set_error(errcode_ret, err);
+    return err == CL_SUCCESS ? ptr : NULL;
 }
 
-cl_int vast_vbuf_unmap(cl_mem m, void *ptr)
+cl_int vast_vbuf_enqueue_unmap(cl_command_queue q, cl_mem m, void *ptr, cl_uint num_events, const cl_event *wait_list,
+                               cl_event *event)
 {
-    pthread_mutex_lock(&m->obj.lock);
+    pthread_mutex_lock(&m->obj.lock); /* the unmap command takes the list's reference */
     struct vast_map **p = &m->maps;
     while (*p != NULL && (*p)->ptr != ptr)
         p = &(*p)->next;
@@ -376,9 +441,8 @@ cl_int vast_vbuf_unmap(cl_mem m, void *ptr)
         *p = map->next;
     pthread_mutex_unlock(&m->obj.lock);
     VAST_RETURN_IF(map == NULL, CL_INVALID_VALUE, "%p is not a pointer mapped from this buffer", ptr);
-    int st = pagecache_unmap(m->pc, map->offset, map->size, map->write);
-    free(map);
-    return vast_pc_error(st);
+    struct vast_host_cmd c = {.op = VAST_HOST_UNMAP, .a = m, .map = map};
+    return vast_vbuf_enqueue(q, &c, false, num_events, wait_list, event);
 }
 
 /* Byte offset of row (y, z) of a rect, and the bounding range of the whole rect. */

@@ -5,13 +5,24 @@
  * kept coherent with the device pages. Called by buffer.c (creation, commands), kernel.c and
  * launch.c (residency for launches), device.c (reported sizes).
  *
- * Until the per-device executor exists (issue 6), a virtual command runs in the calling
- * thread: it waits for its wait list and for the queue's earlier commands, does its work,
- * and returns a completed event. Results are those of in-order execution.
+ * Virtual commands. Every command that touches a virtual buffer is run by VAST, not by the
+ * real driver: the application's thread checks the arguments, captures the command (buffers
+ * retained, fill patterns and rects copied; host pointers kept, as the specification lets
+ * the application touch them only after completion) and submits it to the executor of the
+ * device (executor.c), which runs it when its wait list, and on in-order queues every earlier
+ * command of the queue, have completed. Non-blocking commands return at once; blocking ones
+ * wait for the command's event. The returned event is VAST's: its status, callbacks and
+ * profiling times (QUEUED at enqueue, SUBMIT when the dependencies resolved, START and END
+ * around the whole command, every partition and transfer included) come from the executor.
+ * A map returns its pointer (into the backing store) at enqueue; the coherence work is the
+ * command's. A command whose wait list failed is not run and fails with
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST; a command that fails reports its error as
+ * its event's status.
  */
 #ifndef VAST_INTERPOSE_VBUF_H
 #define VAST_INTERPOSE_VBUF_H
 
+#include "executor.h"
 #include "object.h"
 
 static inline bool vast_mem_is_virtual(cl_mem m) { return m != NULL && m->pc != NULL; }
@@ -34,31 +45,8 @@ cl_mem vast_vbuf_create_sub(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_
 cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, size_t *size_ret);
 cl_int vast_vbuf_add_destructor(cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *), void *user_data);
 
-/* Start and finish a virtual command on `queue` (see the file comment). `queued` is the
- * host monotonic time in ns when the application enqueued it (vast_now_ns). */
+/* Host monotonic time in ns: every virtual command's profiling times. */
 cl_ulong vast_now_ns(void);
-cl_int vast_vcmd_begin(cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
-cl_int vast_vcmd_end(cl_command_queue queue, cl_command_type command, cl_int status, cl_event *event,
-                     cl_ulong queued, cl_ulong start);
-
-/* The whole of a virtual command whose work is the expression `op` (a cl_int). */
-#define VAST_VCMD(q, nw, wl, ev, type, op)                                                        \
-    do {                                                                                          \
-        cl_ulong queued_ = vast_now_ns();                                                         \
-        cl_int e_ = vast_vcmd_begin((q), (nw), (wl));                                             \
-        cl_ulong start_ = vast_now_ns();                                                          \
-        if (e_ == CL_SUCCESS)                                                                     \
-            e_ = (op);                                                                            \
-        return vast_vcmd_end((q), (type), e_, (ev), queued_, start_);                             \
-    } while (0)
-
-/* The host-side commands on virtual buffers (arguments already checked by the caller). */
-cl_int vast_vbuf_read(cl_mem m, size_t offset, size_t size, void *ptr);
-cl_int vast_vbuf_write(cl_mem m, size_t offset, size_t size, const void *ptr);
-cl_int vast_vbuf_copy(cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size);
-cl_int vast_vbuf_fill(cl_mem m, const void *pattern, size_t pattern_size, size_t offset, size_t size);
-cl_int vast_vbuf_map(cl_mem m, cl_map_flags flags, size_t offset, size_t size, void **ptr);
-cl_int vast_vbuf_unmap(cl_mem m, void *ptr);
 
 /* Rect commands: `buffer` side addressed by origin/pitches in the virtual buffer, the other
  * side by host memory (read/write) or another virtual buffer (copy). */
@@ -69,6 +57,34 @@ struct vast_rect {
 cl_int vast_vbuf_read_rect(cl_mem m, const struct vast_rect *buf, const struct vast_rect *host, void *ptr);
 cl_int vast_vbuf_write_rect(cl_mem m, const struct vast_rect *buf, const struct vast_rect *host, const void *ptr);
 cl_int vast_vbuf_copy_rect(cl_mem src, cl_mem dst, const struct vast_rect *s, const struct vast_rect *d);
+
+/* A host-side command on virtual buffers, as captured at enqueue (arguments checked by the
+ * caller). `a` is the buffer (copies: the source), `b` a copy's destination; rects: `ra` on
+ * a's side, `rb` on b's side or on host memory at `ptr`. */
+enum vast_host_op {
+    VAST_HOST_READ, VAST_HOST_WRITE, VAST_HOST_COPY, VAST_HOST_FILL, VAST_HOST_READ_RECT, VAST_HOST_WRITE_RECT,
+    VAST_HOST_COPY_RECT, VAST_HOST_MAP, VAST_HOST_UNMAP, VAST_HOST_NOP,
+};
+struct vast_host_cmd {
+    enum vast_host_op op;
+    cl_mem a, b;
+    size_t a_off, b_off, size;
+    void *ptr;
+    struct vast_rect ra, rb;
+    unsigned char pattern[128];
+    size_t pattern_size;
+    struct vast_map *map; /* maps and unmaps (vbuf.c) */
+};
+
+/* Submit a host-side command (the buffers are retained for it). */
+cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bool blocking, cl_uint num_events,
+                         const cl_event *wait_list, cl_event *event);
+/* clEnqueueMapBuffer and clEnqueueUnmapMemObject on a virtual buffer (checked by the caller). */
+void *vast_vbuf_enqueue_map(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t offset, size_t size,
+                            bool blocking, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                            cl_int *errcode_ret);
+cl_int vast_vbuf_enqueue_unmap(cl_command_queue q, cl_mem m, void *ptr, cl_uint num_events, const cl_event *wait_list,
+                               cl_event *event);
 
 /* The root page range of bytes [offset, offset+size) of m. */
 int vast_vbuf_pages(cl_mem m, size_t offset, size_t size, size_t *first, size_t *count);

@@ -1,0 +1,402 @@
+/*
+ * executor.c: one executor per root device runs the virtual commands of every queue of every
+ * context on that device (ARCHITECTURE.md section 7). The application's threads only check
+ * arguments, capture the command (a closure: vast_vcmd_ops + ctx) and submit it here.
+ *
+ * A command's completion is a real user event U of the backend's shared context; the VAST
+ * event handed to the application wraps U, and VAST keeps its status, profiling times and
+ * callbacks (event.c). Ordering uses the real driver's own events, so pass-through commands
+ * and virtual ones order against each other without VAST tracking either:
+ *   - dependencies of a command: the real events of its wait list, plus, on an in-order
+ *     queue, a marker enqueued on the queue's real queue (it completes when every earlier
+ *     command of the queue has: real ones, and virtual ones through the next rule), or, on an
+ *     out-of-order queue, the queue's last barrier;
+ *   - after submitting, a marker waiting on U is enqueued on the real queue, so later real
+ *     commands, markers, barriers and clFinish of that queue wait for the virtual command.
+ * Closures therefore never enqueue on the application's real queue (they would wait behind
+ * their own marker); launches use the device lane's queue.
+ *
+ * Readiness: a callback on each dependency (clSetEventCallback, CL_COMPLETE) counts it down;
+ * the last one puts the command on its lane's ready list, so a command waiting on a user
+ * event blocks nobody (no head-of-line blocking). A wait-list event that ends with a
+ * negative status fails the command with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+ * without running it; queue-order dependencies (marker, barrier) only order.
+ *
+ * Failures: a command that fails records its error in its queue (the first one not yet
+ * reported), and the next clFinish or blocking command of that queue returns it, as drivers
+ * report a failed launch; a later command of an in-order queue is ordered after the failed
+ * one but still runs (only wait-list events carry failure).
+ * U itself is always completed with CL_COMPLETE, the error living in the VAST
+ * event's status (what clGetEventInfo, callbacks, clWaitForEvents and dependent virtual
+ * commands see). PoCL 3.1 aborts when a real command waits on a user event set to a negative
+ * status (pocl_broadcast -> pocl_update_event_failed unlocks a mutex it does not hold), and
+ * the marker after every virtual command is such a command. The cost: a real (pass-through)
+ * command that waits on a failed virtual command still runs.
+ *
+ * Threads per executor: the device lane (one thread, owning an in-order real queue with
+ * CL_QUEUE_PROFILING_ENABLE, runs launches), the host lane (2-4 threads, host-side commands on
+ * backing stores, run concurrently with each other), and a reaper that frees finished commands:
+ * releasing the objects a command held may release a real queue, which the driver may make
+ * wait for that queue's commands, so it never happens on a worker or in a driver callback.
+ * A worker runs one command: SUBMITTED and RUNNING callbacks, the closure, the END time, the
+ * status and COMPLETE callbacks, then U (so an application woken by U sees everything).
+ *
+ * A launch excludes host-side commands of its device (ex->exclusive, writer-preferring): the
+ * launch planner treats a pool whose frames are all pinned or in I/O as too small
+ * (VAST_PC_ERR_NO_FRAMES fails the launch, pagecache/README.md), and a concurrent host read
+ * flushing a large dirty range holds that many frames in I/O, so overlapping them made launches
+ * fail spuriously under small budgets. Host copies could overlap kernels again once the planner
+ * waits for frames in I/O instead of failing.
+ *
+ * Lifetime: the command holds its VAST event (which holds its queue and context), the real
+ * events it depends on, and whatever the closure retained at capture (buffers, kernels), until
+ * the reaper frees it: objects released by the application meanwhile stay alive, and a
+ * released context or queue still runs its pending commands. Executors live as long as the
+ * process, like the page cache.
+ *
+ * Locks: ex->lock protects the ready and done lists only; nothing is called under it. No
+ * VAST lock is held while waiting on a real event. Order: queue -> object -> executor ->
+ * page cache.
+ */
+#include "executor.h"
+
+#include "check.h"
+#include "vbuf.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#define REAPER VAST_LANES /* index of the done list, after the lanes' ready lists */
+#define HOST_WORKERS_MIN 2
+#define HOST_WORKERS_MAX 4
+#define WORKER_STACK (64u << 20)
+
+struct vast_vcmd;
+
+struct vcmd_dep {
+    struct vast_vcmd *cmd;
+    cl_event real;   /* retained until the command is freed */
+    cl_event vast;   /* the wait-list event (retained), NULL for queue-order dependencies */
+};
+
+struct vast_vcmd {
+    struct vast_vcmd *next;
+    struct vast_executor *ex;
+    const struct vast_vcmd_ops *ops;
+    void *ctx;
+    cl_event event; /* one reference */
+    cl_uint ndeps;
+    struct vcmd_dep *deps;
+    _Atomic cl_uint pending; /* dependencies not complete, plus the submitter's hold */
+    _Atomic bool failed;     /* a wait-list event failed */
+    bool submitted;          /* counted in its queue's `submitted` */
+};
+
+struct cmd_list {
+    struct vast_vcmd *head, *tail;
+};
+
+struct vast_executor {
+    cl_device_id device;
+    const struct _cl_icd_dispatch *d;
+    cl_command_queue queue; /* the device lane's real queue */
+    pthread_mutex_t lock;
+    pthread_rwlock_t exclusive; /* launches: write; host-side commands: read (file comment) */
+    pthread_cond_t wake[VAST_LANES + 1];
+    struct cmd_list lists[VAST_LANES + 1]; /* ready per lane; done (REAPER) */
+};
+
+struct worker {
+    struct vast_executor *ex;
+    int list;
+};
+
+static void list_put(struct vast_executor *ex, int which, struct vast_vcmd *c)
+{
+    c->next = NULL;
+    pthread_mutex_lock(&ex->lock);
+    struct cmd_list *l = &ex->lists[which];
+    if (l->tail != NULL)
+        l->tail->next = c;
+    else
+        l->head = c;
+    l->tail = c;
+    pthread_cond_signal(&ex->wake[which]);
+    pthread_mutex_unlock(&ex->lock);
+}
+
+static struct vast_vcmd *list_take(struct vast_executor *ex, int which)
+{
+    pthread_mutex_lock(&ex->lock);
+    struct cmd_list *l = &ex->lists[which];
+    while (l->head == NULL)
+        pthread_cond_wait(&ex->wake[which], &ex->lock);
+    struct vast_vcmd *c = l->head;
+    l->head = c->next;
+    if (l->head == NULL)
+        l->tail = NULL;
+    pthread_mutex_unlock(&ex->lock);
+    return c;
+}
+
+/* Frees a command (the reaper, or submit on error): the closure, then what it held. */
+static void cmd_destroy(struct vast_vcmd *c)
+{
+    cl_command_queue q = c->submitted ? c->event->queue : NULL;
+    if (q != NULL)
+        VAST_RETAIN(q);
+    if (c->ops != NULL)
+        c->ops->free(c->ctx);
+    for (cl_uint i = 0; i < c->ndeps; i++) {
+        c->ex->d->clReleaseEvent(c->deps[i].real);
+        if (c->deps[i].vast != NULL)
+            VAST_RELEASE(c->deps[i].vast);
+    }
+    if (c->event != NULL)
+        VAST_RELEASE(c->event);
+    free(c->deps);
+    free(c);
+    if (q != NULL) { /* clFinish waits for this */
+        pthread_mutex_lock(&q->obj.lock);
+        q->reaped++;
+        pthread_cond_broadcast(&q->reaped_cond);
+        pthread_mutex_unlock(&q->obj.lock);
+        VAST_RELEASE(q);
+    }
+}
+
+/* Runs one ready command on a worker (see the file comment for the order of events). */
+static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
+{
+    cl_event e = c->event;
+    cl_int st;
+    if (atomic_load(&c->failed)) { /* never submitted: every callback gets the error */
+        e->times[2] = e->times[3] = vast_now_ns();
+        st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    } else {
+        vast_event_set_status(e, CL_SUBMITTED);
+        e->times[2] = vast_now_ns();
+        vast_event_set_status(e, CL_RUNNING);
+        bool device = c->ops->lane == VAST_LANE_DEVICE;
+        if (device)
+            pthread_rwlock_wrlock(&c->ex->exclusive);
+        else
+            pthread_rwlock_rdlock(&c->ex->exclusive);
+        st = c->ops->run(c->ctx, queue);
+        pthread_rwlock_unlock(&c->ex->exclusive);
+        e->times[3] = vast_now_ns();
+        if (st > 0) /* not an OpenCL error code: report a generic failure, never "complete" */
+            st = CL_OUT_OF_RESOURCES;
+    }
+    cl_int none = CL_SUCCESS;
+    if (st != CL_SUCCESS && st != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+        vast_info("a virtual command (type 0x%x) failed: %d", (unsigned)e->command, st);
+        atomic_compare_exchange_strong(&e->queue->error, &none, st);
+    }
+    vast_event_set_status(e, st);
+    c->ex->d->clSetUserEventStatus(e->real, CL_COMPLETE); /* never negative: see the file comment */
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct vast_executor *ex = w->ex;
+    int which = w->list;
+    free(w);
+    for (;;) {
+        struct vast_vcmd *c = list_take(ex, which);
+        if (which == REAPER) {
+            cmd_destroy(c);
+            continue;
+        }
+        cmd_run(c, which == VAST_LANE_DEVICE ? ex->queue : NULL);
+        list_put(ex, REAPER, c);
+    }
+    return NULL;
+}
+
+static bool worker_start(struct vast_executor *ex, int which)
+{
+    struct worker *w = malloc(sizeof *w);
+    if (w == NULL)
+        return false;
+    *w = (struct worker){ex, which};
+    /* Launches translate kernels (libclang, mcpp) on the device lane: they want the deep stack
+     * an application's main thread has, more than the default under the sanitizers. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, WORKER_STACK);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, worker_main, w);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        free(w);
+        return false;
+    }
+    pthread_detach(t);
+    return true;
+}
+
+static int host_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+    return n < HOST_WORKERS_MIN ? HOST_WORKERS_MIN : n > HOST_WORKERS_MAX ? HOST_WORKERS_MAX : (int)n;
+}
+
+/* A half-made executor is never freed: threads that did start may reference it. */
+static struct vast_executor *executor_create(cl_device_id dev, cl_int *err)
+{
+    struct vast_executor *ex = calloc(1, sizeof *ex);
+    VAST_RETURN_NULL_IF(ex == NULL, CL_OUT_OF_HOST_MEMORY, err, "executor");
+    ex->device = dev;
+    ex->d = dev->backend->dispatch;
+    ex->queue = ex->d->clCreateCommandQueue(dev->backend->shared, dev->real, CL_QUEUE_PROFILING_ENABLE, err);
+    if (ex->queue == NULL) {
+        vast_error("cannot make the executor's queue on %s (error %d)", dev->name, *err);
+        free(ex);
+        return NULL;
+    }
+    pthread_mutex_init(&ex->lock, NULL);
+    pthread_rwlockattr_t attr; /* launches must not starve behind a stream of host commands */
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&ex->exclusive, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    for (int i = 0; i <= VAST_LANES; i++)
+        pthread_cond_init(&ex->wake[i], NULL);
+    int hosts = host_workers();
+    bool ok = worker_start(ex, VAST_LANE_DEVICE) && worker_start(ex, REAPER);
+    for (int i = 0; ok && i < hosts; i++)
+        ok = worker_start(ex, VAST_LANE_HOST);
+    VAST_RETURN_NULL_IF(!ok, CL_OUT_OF_HOST_MEMORY, err, "cannot start the executor's threads");
+    vast_info("executor of %s: 1 device thread, %d host threads", dev->name, hosts);
+    return ex;
+}
+
+static struct vast_executor *executor_get(cl_device_id dev, cl_int *err)
+{
+    pthread_mutex_lock(&dev->obj.lock);
+    *err = CL_SUCCESS;
+    if (dev->executor == NULL)
+        dev->executor = dev->backend->shared ? executor_create(dev, err) : NULL;
+    struct vast_executor *ex = dev->executor;
+    if (ex == NULL && *err == CL_SUCCESS)
+        *err = CL_OUT_OF_RESOURCES;
+    pthread_mutex_unlock(&dev->obj.lock);
+    return ex;
+}
+
+/* The last dependency resolved: SUBMIT time, and onto its lane. */
+static void cmd_release_hold(struct vast_vcmd *c)
+{
+    if (atomic_fetch_sub(&c->pending, 1) != 1)
+        return;
+    c->event->times[1] = vast_now_ns();
+    atomic_store(&c->event->status, CL_SUBMITTED);
+    list_put(c->ex, c->ops->lane, c);
+}
+
+cl_int vast_queue_take_error(cl_command_queue q) { return atomic_exchange(&q->error, CL_SUCCESS); }
+
+/* Runs in the driver's callback thread: counting only, never a VAST object's release. A
+ * virtual command's failure is in its VAST event (set before its real event completes). */
+static void CL_CALLBACK dep_complete(cl_event real, cl_int status, void *data)
+{
+    (void)real;
+    struct vcmd_dep *dep = data;
+    if (dep->vast != NULL && (status < 0 || (dep->vast->command != 0 && atomic_load(&dep->vast->status) < 0)))
+        atomic_store(&dep->cmd->failed, true);
+    cmd_release_hold(dep->cmd);
+}
+
+static void cmd_add_dep(struct vast_vcmd *c, cl_event real, cl_event vast)
+{
+    c->deps[c->ndeps++] = (struct vcmd_dep){c, real, vast};
+}
+
+/* The command's event, its dependencies, and the marker that orders later work after it. */
+static cl_int cmd_prepare(struct vast_vcmd *c, cl_command_queue q, cl_uint nw, const cl_event *wait_list)
+{
+    const struct _cl_icd_dispatch *d = c->ex->d;
+    cl_int err;
+    cl_event u = d->clCreateUserEvent(q->context->real, &err);
+    VAST_RETURN_IF(u == NULL, err, "cannot make the command's real event");
+    c->event = vast_event_virtual(q, c->ops->type, u);
+    if (c->event == NULL)
+        d->clReleaseEvent(u);
+    VAST_RETURN_IF(c->event == NULL, CL_OUT_OF_HOST_MEMORY, "event");
+    for (cl_uint i = 0; i < nw; i++) {
+        d->clRetainEvent(wait_list[i]->real);
+        VAST_RETAIN(wait_list[i]);
+        cmd_add_dep(c, wait_list[i]->real, wait_list[i]);
+    }
+    cl_event order = NULL;
+    if (q->in_order) {
+        err = d->clEnqueueMarkerWithWaitList(q->real, 0, NULL, &order);
+        VAST_RETURN_IF(err != CL_SUCCESS, err, "cannot order the command in its queue");
+    } else {
+        order = vast_queue_last_barrier(q);
+    }
+    if (order != NULL)
+        cmd_add_dep(c, order, NULL);
+    err = d->clEnqueueMarkerWithWaitList(q->real, 1, &u, NULL);
+    VAST_RETURN_IF(err != CL_SUCCESS, err, "cannot order the queue after the command");
+    d->clFlush(q->real); /* the order marker must reach the device to complete */
+    return CL_SUCCESS;
+}
+
+static cl_int submit_failed(struct vast_vcmd *c, const struct vast_vcmd_ops *ops, void *ctx, cl_int err)
+{
+    if (c != NULL)
+        cmd_destroy(c);
+    else
+        ops->free(ctx);
+    return err;
+}
+
+cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_list, const struct vast_vcmd_ops *ops,
+                        void *ctx, bool blocking, cl_event *event)
+{
+    struct vast_list waits; /* checks the wait list; the VAST events are used */
+    cl_int err = vast_unwrap_events(q->context, nw, wait_list, &waits);
+    vast_list_free(&waits);
+    struct vast_executor *ex = err == CL_SUCCESS ? executor_get(q->device, &err) : NULL;
+    struct vast_vcmd *c = ex != NULL ? calloc(1, sizeof *c) : NULL;
+    if (c != NULL && (c->deps = calloc(nw + 1, sizeof *c->deps)) == NULL) {
+        free(c);
+        c = NULL;
+    }
+    if (c == NULL)
+        return submit_failed(NULL, ops, ctx, err != CL_SUCCESS ? err : CL_OUT_OF_HOST_MEMORY);
+    c->ex = ex;
+    c->ops = ops;
+    c->ctx = ctx;
+    err = cmd_prepare(c, q, nw, wait_list);
+    if (err != CL_SUCCESS)
+        return submit_failed(c, ops, ctx, err);
+    cl_event waiter = blocking ? c->event : NULL;
+    if (waiter != NULL)
+        VAST_RETAIN(waiter);
+    if (event != NULL) {
+        VAST_RETAIN(c->event);
+        *event = c->event;
+    }
+    c->submitted = true;
+    atomic_fetch_add(&q->submitted, 1);
+    atomic_init(&c->pending, c->ndeps + 1);
+    atomic_init(&c->failed, false);
+    for (cl_uint i = 0; i < c->ndeps; i++)
+        if (ex->d->clSetEventCallback(c->deps[i].real, CL_COMPLETE, dep_complete, &c->deps[i]) != CL_SUCCESS) {
+            vast_error("the real driver refused a callback on a dependency: the command fails");
+            atomic_store(&c->failed, true);
+            cmd_release_hold(c);
+        }
+    cmd_release_hold(c); /* from here on, c belongs to the executor */
+    if (waiter == NULL)
+        return CL_SUCCESS;
+    ex->d->clWaitForEvents(1, &waiter->real);
+    cl_int st = atomic_load(&waiter->status);
+    cl_int earlier = vast_queue_take_error(q);
+    VAST_RELEASE(waiter);
+    return st < 0 ? st : earlier;
+}

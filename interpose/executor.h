@@ -1,0 +1,57 @@
+/*
+ * executor.h: the per-device executor of virtual commands (design: executor.c's header).
+ * A virtual command is a closure (ops + ctx) captured at enqueue time; vast_vcmd_submit
+ * gives it a VAST event, orders it after its wait list (and, on an in-order queue, after
+ * every earlier command of the queue) and returns at once unless asked to block. The
+ * executor of the queue's device runs it when its dependencies are complete. Called by
+ * buffer.c/vbuf.c (host-side commands), kernel.c (native kernels), launch.c (NDRange).
+ */
+#ifndef VAST_INTERPOSE_EXECUTOR_H
+#define VAST_INTERPOSE_EXECUTOR_H
+
+#include "object.h"
+
+/* Which workers run a command: launches use the device lane (one thread owning an in-order
+ * real queue with profiling); host-side commands the host lane (several threads, so host
+ * copies overlap kernels and each other). */
+enum vast_lane { VAST_LANE_DEVICE, VAST_LANE_HOST, VAST_LANES };
+
+struct vast_vcmd_ops {
+    cl_command_type type; /* what CL_EVENT_COMMAND_TYPE reports */
+    enum vast_lane lane;
+    /* The work, run once by an executor thread; `exec_queue` is the device lane's real queue
+     * (NULL on the host lane). Never enqueue on the application's queue's real queue. */
+    cl_int (*run)(void *ctx, cl_command_queue exec_queue);
+    /* Frees ctx and releases what it holds; called once, by the executor, after run (or
+     * instead of it when the command does not run), or by submit on error. */
+    void (*free)(void *ctx);
+};
+
+/*
+ * Submit a virtual command on `queue` (checked by the caller). The wait list is checked as
+ * the specification says. ctx belongs to the executor from here on, error or not. With
+ * `blocking`, returns when the command has completed: CL_SUCCESS, its error,
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when a waited-for event failed, or the error
+ * of an earlier command of the queue not reported yet.
+ */
+cl_int vast_vcmd_submit(cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                        const struct vast_vcmd_ops *ops, void *ctx, bool blocking, cl_event *event);
+
+/* The first failure of a virtual command of `queue` since the last call (CL_SUCCESS if none):
+ * clFinish and blocking commands report it. */
+cl_int vast_queue_take_error(cl_command_queue queue);
+
+/* kernel.c: a captured launch (launch.h) as a command of the device lane. */
+extern const struct vast_vcmd_ops vast_launch_ops;
+
+/* queue.c: the real event of the last barrier of an out-of-order queue, retained, or NULL. */
+cl_event vast_queue_last_barrier(cl_command_queue queue);
+
+/* event.c: the event of a virtual command (status CL_QUEUED, QUEUED time now), wrapping the
+ * real user event `real` (taken over); NULL when out of memory. */
+cl_event vast_event_virtual(cl_command_queue queue, cl_command_type command, cl_event real);
+/* Move a virtual command's event to `status` (CL_SUBMITTED, CL_RUNNING, CL_COMPLETE or an
+ * error) and run the callbacks that status is due to, in the calling thread, in order. */
+void vast_event_set_status(cl_event event, cl_int status);
+
+#endif
