@@ -87,7 +87,11 @@ static void visit_flush(struct vast_pool *pool, size_t page, uint32_t f, void *c
         start_writeback(pool, ctx, page, f);
 }
 
-int pagecache_flush_range(struct vast_pc_buffer *buf, size_t offset, size_t size)
+/* The resident pages of a range, visited under the pool lock (visit starts write-backs or
+ * drops pages); the write-backs then run without it and finish (releasing the frames when
+ * `drop`). *pinned_seen: visit met a pinned page. */
+static int sweep_range(struct vast_pc_buffer *buf, size_t offset, size_t size, unsigned flags, pc_visit_fn visit,
+                       int drop, int *pinned_seen)
 {
     size_t ro, first, count;
     if (pc_root_range(buf, offset, size, &ro))
@@ -95,18 +99,25 @@ int pagecache_flush_range(struct vast_pc_buffer *buf, size_t offset, size_t size
     struct vast_pool *pool = buf->pool;
     pagecache_pages_of_range(ro, size, pool->page_shift, &first, &count);
     struct collect c;
-    if (collect_init(&c, buf->root, count, ro, ro + size, 0))
+    if (collect_init(&c, buf->root, count, ro, ro + size, flags))
         return VAST_PC_ERR_HOST_MEMORY;
     pthread_mutex_lock(&pool->lock);
     pc_wait_range_idle(c.root, first, count);
-    pc_for_each_resident(c.root, first, count, 0, visit_flush, &c);
+    pc_for_each_resident(c.root, first, count, 0, visit, &c);
     pthread_mutex_unlock(&pool->lock);
     int rc = write_back(pool, &c);
     pthread_mutex_lock(&pool->lock);
-    finish_writebacks(pool, &c, rc != 0, 0);
+    finish_writebacks(pool, &c, rc != 0, drop);
     pthread_mutex_unlock(&pool->lock);
     free(c.ios);
+    *pinned_seen = c.pinned_seen;
     return rc;
+}
+
+int pagecache_flush_range(struct vast_pc_buffer *buf, size_t offset, size_t size)
+{
+    int pinned_seen = 0;
+    return sweep_range(buf, offset, size, 0, visit_flush, 0, &pinned_seen);
 }
 
 static void visit_invalidate(struct vast_pool *pool, size_t page, uint32_t f, void *ctx)
@@ -126,24 +137,9 @@ static void visit_invalidate(struct vast_pool *pool, size_t page, uint32_t f, vo
 int pagecache_invalidate_range(struct vast_pc_buffer *buf, size_t offset, size_t size,
                                unsigned flags)
 {
-    size_t ro, first, count;
-    if (pc_root_range(buf, offset, size, &ro))
-        return VAST_PC_ERR_INVALID;
-    struct vast_pool *pool = buf->pool;
-    pagecache_pages_of_range(ro, size, pool->page_shift, &first, &count);
-    struct collect c;
-    if (collect_init(&c, buf->root, count, ro, ro + size, flags))
-        return VAST_PC_ERR_HOST_MEMORY;
-    pthread_mutex_lock(&pool->lock);
-    pc_wait_range_idle(c.root, first, count);
-    pc_for_each_resident(c.root, first, count, 0, visit_invalidate, &c);
-    pthread_mutex_unlock(&pool->lock);
-    int rc = write_back(pool, &c);
-    pthread_mutex_lock(&pool->lock);
-    finish_writebacks(pool, &c, rc != 0, 1);
-    pthread_mutex_unlock(&pool->lock);
-    free(c.ios);
-    if (rc == VAST_PC_OK && c.pinned_seen)
+    int pinned_seen = 0;
+    int rc = sweep_range(buf, offset, size, flags, visit_invalidate, 1, &pinned_seen);
+    if (rc == VAST_PC_OK && pinned_seen)
         rc = VAST_PC_ERR_PINNED;
     return rc;
 }
