@@ -218,7 +218,7 @@ struct bound_arg {
     bool pinned;
 };
 
-static void unbind(struct bound_arg *b, size_t n, bool dirty, const struct vast_launch_cmd *cmd)
+static void unbind(struct bound_arg *b, size_t n, bool dirty)
 {
     for (size_t i = 0; i < n; i++) {
         if (b[i].pinned && dirty && !(b[i].m->flags & CL_MEM_READ_ONLY))
@@ -228,7 +228,6 @@ static void unbind(struct bound_arg *b, size_t n, bool dirty, const struct vast_
         free(b[i].locs);
     }
     free(b);
-    (void)cmd;
 }
 
 static bool contiguous(const struct vast_pool *pool, const struct bound_arg *a)
@@ -314,7 +313,7 @@ static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
     } else if (err == CL_OUT_OF_RESOURCES) {
         err = CL_SUCCESS; /* other commands hold frames: the paged path pins less at a time */
     }
-    unbind(b, n, *ran, cmd);
+    unbind(b, n, *ran);
     return err;
 }
 
@@ -377,16 +376,9 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     if (err == CL_SUCCESS)
         err = vast_paged_run(&r, parts, nparts);
     vast_partitions_free(parts, nparts);
-    struct vast_launch_counters rc = r.c;
+    r.c.build_ns += c->build_ns; /* c holds only the translation's build time so far */
+    *c = r.c;
     vast_paged_close(&r);
-    c->build_ns += rc.build_ns;
-    c->partitions = rc.partitions;
-    c->faults = rc.faults;
-    c->retries = rc.retries;
-    c->inspector_ns = rc.inspector_ns;
-    c->plan_ns = rc.plan_ns;
-    c->transfer_ns = rc.transfer_ns;
-    c->kernel_ns = rc.kernel_ns;
     return err;
 }
 

@@ -67,7 +67,7 @@ struct vast_paged {
     uint32_t *lpt_host[2];
     uint32_t *fault_host;
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
-    bool needs_restore;               /* not safe to re-execute, and faults are possible */
+    bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
     bool oob_warned;
@@ -92,6 +92,8 @@ cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel);
 uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count);
 /* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load. */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
+/* The original NDRange as the ABI's vast_gsize and vast_goff (paged and inspector kernels). */
+void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4 *goff);
 /* The slab of the original NDRange covering flat work-groups [first, end). */
 void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3]);
 size_t vast_set_count(const uint8_t *set, size_t n);

@@ -297,21 +297,28 @@ cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel)
     return err;
 }
 
+void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4 *goff)
+{
+    const struct launch_shape *sh = &r->cmd->sh;
+    *gsize = (cl_ulong4){{1, 1, 1, 0}};
+    *goff = (cl_ulong4){{0, 0, 0, 0}};
+    for (cl_uint i = 0; i < sh->dims; i++) {
+        gsize->s[i] = sh->global[i];
+        goff->s[i] = sh->offset[i];
+    }
+}
+
 /* The ABI arguments that stay the same for every partition. */
 static cl_int set_abi(struct vast_paged *r)
 {
-    const struct launch_shape *sh = &r->cmd->sh;
     cl_uint n = r->cmd->num_args + 1; /* after vast_lpt, set per partition */
     cl_int err = CL_SUCCESS;
     for (size_t c = 0; c < TRANSLATE_MAX_POOL_CHUNKS && err == CL_SUCCESS; c++) {
         cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[c < r->pool->nchunks ? c : 0]);
         err = r->d->clSetKernelArg(r->pk, n++, sizeof chunk, &chunk);
     }
-    cl_ulong4 gsize = {{1, 1, 1, 0}}, goff = {{0, 0, 0, 0}};
-    for (cl_uint i = 0; i < sh->dims; i++) {
-        gsize.s[i] = sh->global[i];
-        goff.s[i] = sh->offset[i];
-    }
+    cl_ulong4 gsize, goff;
+    vast_paged_geometry(r, &gsize, &goff);
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(r->pk, n++, sizeof(cl_mem), &r->scratch);
     if (err == CL_SUCCESS)
@@ -349,7 +356,6 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
         r->groups[i] = cmd->sh.global[i] / r->local[i];
         r->total_groups *= r->groups[i];
     }
-    r->needs_restore = tk->may_be_non_idempotent && tk->data_dependent_addresses;
     r->sticky = calloc(r->pages, 1);
     r->fault_host = calloc(FAULT_WORDS, 4);
     void *zeros = calloc(TRANSLATE_SCRATCH_PAGES, pool->page_size);

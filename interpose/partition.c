@@ -70,12 +70,8 @@ static cl_int inspect_open(struct vast_inspect *in, struct vast_paged *r)
         in->status = r->d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), NULL, &err);
     if (err == CL_SUCCESS)
         err = vast_paged_set_args(r, in->ik);
-    const struct launch_shape *sh = &r->cmd->sh;
-    cl_ulong4 gsize = {{1, 1, 1, 0}}, goff = {{0, 0, 0, 0}};
-    for (cl_uint i = 0; i < sh->dims; i++) {
-        gsize.s[i] = sh->global[i];
-        goff.s[i] = sh->offset[i];
-    }
+    cl_ulong4 gsize, goff;
+    vast_paged_geometry(r, &gsize, &goff);
     cl_uint n = r->cmd->num_args;
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(in->ik, n, sizeof(cl_mem), &in->pas);
@@ -126,11 +122,9 @@ static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, 
         err = r->d->clEnqueueReadBuffer(r->rq, in->status, CL_FALSE, 0, sizeof status, status, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->pas, CL_TRUE, 0, bytes, in->rows, 0, NULL, NULL);
-    if (err == CL_SUCCESS && status[0] != 0 && !r->needs_restore && r->tk->may_be_non_idempotent) {
+    if (err == CL_SUCCESS && status[0] != 0)
         vast_info("kernel '%s': the inspector's loop budget ran out; faults will complete its page sets",
                   r->cmd->kernel->name);
-        r->needs_restore = true;
-    }
     uint64_t t1 = vast_now_ns();
     r->c.inspector_ns += t1 - t0;
     vast_trace_span(VAST_TRACK_INSPECTOR, r->cmd->kernel->name, t0, t1, "inspector window");
