@@ -8,7 +8,9 @@
 #include "api.h"
 #include "check.h"
 #include "platform.h"
+#include "pagecache.h"
 #include "translate.h"
+#include "vbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,17 +42,26 @@ static void log_build_failure(struct vast_backend *be, cl_program real, cl_devic
     free(log);
 }
 
+/* The translated programs are built for the device's page cache: its page shift and chunk
+ * count become constants (translate.h, VAST_PAGE_SHIFT and VAST_POOL_CHUNKS). */
 static cl_program build_source(cl_program app, cl_device_id dev, const char *src, const char *options,
                                const char *what)
 {
     struct vast_backend *be = dev->backend;
     cl_int err;
+    struct vast_pool *pool = vast_device_pool(dev, &err);
+    size_t len = (options ? strlen(options) : 0) + 64;
+    char *opts = pool != NULL ? malloc(len) : NULL;
+    if (opts != NULL)
+        snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu", options ? options : "",
+                 pool->page_shift, pool->nchunks);
     cl_program p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, &err);
-    if (p != NULL && be->dispatch->clBuildProgram(p, 1, &dev->real, options, NULL, NULL) != CL_SUCCESS) {
+    if (p != NULL && be->dispatch->clBuildProgram(p, 1, &dev->real, opts ? opts : options, NULL, NULL) != CL_SUCCESS) {
         log_build_failure(be, p, dev, app, what);
         be->dispatch->clReleaseProgram(p);
         p = NULL;
     }
+    free(opts);
     return p;
 }
 

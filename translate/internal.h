@@ -30,6 +30,9 @@ char *tr_preprocess(const char *source, const struct tr_options *o,
 /* ---- Edits: insertions and deletions on the preprocessed text, applied per variant. */
 enum tr_variant { TR_PAGED = 0, TR_INSPECT = 1, TR_VARIANTS = 2 };
 
+/* Bytes of the inspector's private store sink: the largest access that can use it (double16). */
+#define TR_SINK_BYTES 128
+
 struct tr_edit {
     unsigned offset;
     unsigned del_end;   /* > offset: delete [offset, del_end) (then insert text) */

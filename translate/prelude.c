@@ -26,6 +26,22 @@
     "vast_get_num_groups(0, cx) * (vast_get_group_id(1, cx) + vast_get_num_groups(1, cx) " \
     "* vast_get_group_id(2, cx)); }\n"
 
+/* Build-time constants: the runtime builds both programs for one page cache, whose page
+ * size and number of pool chunks never change, so it may define VAST_PAGE_SHIFT (equal to
+ * vast_cfg.s0) and VAST_POOL_CHUNKS (1..4). Translations then shift and mask by constants
+ * and skip the chunk choice instead of reading the __local context, which a kernel must
+ * reload after every barrier (MatrixMul's tile loop has two per iteration). Without them the
+ * programs read the context, as before. */
+#define TR_CONSTANTS                                                                      \
+    "#ifndef VAST_POOL_CHUNKS\n#define VAST_POOL_CHUNKS 4\n#endif\n"                      \
+    "#ifdef VAST_PAGE_SHIFT\n"                                                             \
+    "uint vast_shift(__local vast_ctx *cx) { return VAST_PAGE_SHIFT; }\n"                  \
+    "ulong vast_mask(__local vast_ctx *cx) { return ((ulong)1 << VAST_PAGE_SHIFT) - 1; }\n" \
+    "#else\n"                                                                              \
+    "uint vast_shift(__local vast_ctx *cx) { return cx->shift; }\n"                        \
+    "ulong vast_mask(__local vast_ctx *cx) { return cx->mask; }\n"                         \
+    "#endif\n"
+
 /* The context lives in __local memory: its fields are the same for the whole work-group,
  * one work-item fills it and the kernel's first statement after that is an unconditional
  * barrier; only then does the guard return. A private context whose address is passed to
@@ -48,16 +64,27 @@ static const char paged_prelude[] =
     "atomic_inc(cx->faults); if (k < cx->faults[1]) { __global uint *e = cx->faults + 4 + "
     "4 * (ulong)k; e[0] = (uint)cx->flat; e[1] = (uint)vp; e[2] = (uint)(vp >> 32); e[3] "
     "= kind; } }\n"
-    "__global uchar *vast_frame(ulong va, __local vast_ctx *cx, uint kind) { ulong vp = va "
-    ">> cx->shift; uint e = vp < cx->lpt_entries ? cx->lpt[vp] : 0xffffffffu; if (e == "
-    "0xffffffffu) { vast_fault(cx, vp, kind); return 0; } uint c = e >> 30; __global uchar "
-    "*b = c == 0 ? cx->pool0 : c == 1 ? cx->pool1 : c == 2 ? cx->pool2 : cx->pool3; return "
-    "b + ((ulong)(e & 0x3fffffffu) << cx->shift) + (va & cx->mask); }\n"
-    "__global uchar *vast_trr(ulong va, __local vast_ctx *cx) { __global uchar *p = "
-    "vast_frame(va, cx, 1); return p ? p : cx->scratch + (va & cx->mask); }\n"
-    "__global uchar *vast_trw(ulong va, __local vast_ctx *cx) { __global uchar *p = "
-    "vast_frame(va, cx, 2); if (!p || cx->wg_fault) return cx->scratch + cx->mask + 1 + (va "
-    "& cx->mask); return p; }\n"
+    TR_CONSTANTS
+    "__global uchar *vast_frame_k(ulong va, __global const uint *lpt, __global uchar *p0, "
+    "__global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __local "
+    "vast_ctx *cx, uint kind) { ulong vp = va >> vast_shift(cx); uint e = vp < entries ? "
+    "lpt[vp] : 0xffffffffu; if (e == 0xffffffffu) { vast_fault(cx, vp, kind); return 0; } "
+    "uint c = e >> 30; __global uchar *b = VAST_POOL_CHUNKS == 1 || c == 0 ? p0 : c == 1 ? "
+    "p1 : c == 2 ? p2 : p3; return b + ((ulong)(e & 0x3fffffffu) << vast_shift(cx)) + (va & "
+    "vast_mask(cx)); }\n"
+    "__global uchar *vast_trr_k(ulong va, __global const uint *lpt, __global uchar *p0, "
+    "__global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __local "
+    "vast_ctx *cx) { __global uchar *p = vast_frame_k(va, lpt, p0, p1, p2, p3, entries, cx, "
+    "1); return p ? p : cx->scratch + (va & vast_mask(cx)); }\n"
+    "__global uchar *vast_trw_k(ulong va, __global const uint *lpt, __global uchar *p0, "
+    "__global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __local "
+    "vast_ctx *cx) { __global uchar *p = vast_frame_k(va, lpt, p0, p1, p2, p3, entries, cx, "
+    "2); if (!p || cx->wg_fault) return cx->scratch + vast_mask(cx) + 1 + (va & "
+    "vast_mask(cx)); return p; }\n"
+    "__global uchar *vast_trr(ulong va, __local vast_ctx *cx) { return vast_trr_k(va, "
+    "cx->lpt, cx->pool0, cx->pool1, cx->pool2, cx->pool3, cx->lpt_entries, cx); }\n"
+    "__global uchar *vast_trw(ulong va, __local vast_ctx *cx) { return vast_trw_k(va, "
+    "cx->lpt, cx->pool0, cx->pool1, cx->pool2, cx->pool3, cx->lpt_entries, cx); }\n"
     "void vast_init(__local vast_ctx *cx, __global const uint *lpt, __global uchar *p0, "
     "__global uchar *p1, __global uchar *p2, __global uchar *p3, __global uchar *scratch, "
     "__global uint *faults, ulong4 gsize, ulong4 goff, ulong4 cfg) { if (get_local_id(0) != "
@@ -75,12 +102,14 @@ static const char inspect_prelude[] =
     "typedef struct { __global uchar *pas; __global uchar *scratch; __global uint *status; "
     "ulong4 gsize; ulong4 goff; ulong pas_pages; ulong mask; ulong budget; ulong flat; uint "
     "shift; } vast_ctx;\n" TR_GEOMETRY
-    "void vast_mark(ulong va, __local vast_ctx *cx) { ulong vp = va >> cx->shift; if (vp < "
-    "cx->pas_pages) cx->pas[vp] = 1; else atomic_inc(cx->status + 1); }\n"
+    TR_CONSTANTS
+    "void vast_mark(ulong va, __local vast_ctx *cx) { ulong vp = va >> vast_shift(cx); if (vp < "
+    "cx->pas_pages) { if (!cx->pas[vp]) cx->pas[vp] = 1; } else atomic_inc(cx->status + 1); }\n"
     "__global uchar *vast_trr(ulong va, __local vast_ctx *cx) { vast_mark(va, cx); return "
-    "cx->scratch + (va & cx->mask); }\n"
+    "cx->scratch + (va & vast_mask(cx)); }\n"
     "__global uchar *vast_trw(ulong va, __local vast_ctx *cx) { vast_mark(va, cx); return "
-    "cx->scratch + cx->mask + 1 + (va & cx->mask); }\n"
+    "cx->scratch + vast_mask(cx) + 1 + (va & vast_mask(cx)); }\n"
+    "uchar *vast_sink(ulong va, __local vast_ctx *cx, uchar *b) { vast_mark(va, cx); return b; }\n"
     "int vast_step(uint *n, __local vast_ctx *cx) { if (++*n <= cx->budget) return 1; "
     "cx->status[0] = 1; return 0; }\n"
     "void vast_init(__local vast_ctx *cx, __global uchar *pas, __global uchar *scratch, "

@@ -41,6 +41,7 @@ struct walk {
     unsigned fn_start;  /* where helper definitions go */
     unsigned body_open; /* offset after the body's '{' */
     struct strbuf counters; /* inspector loop counters, declared at body start */
+    int sink_declared;      /* counters holds the inspector's private store sink */
     struct frame st[MAX_DEPTH];
     int depth;
 };
@@ -356,6 +357,52 @@ static int type_spelling_ok(const char *s)
     return !strstr(s, "(unnamed") && !strstr(s, "(anonymous") && !strstr(s, "__attribute__");
 }
 
+/* The inspector's pure stores (`E = v`, no read) go to a private byte array that nothing
+ * reads, after marking the page: the driver's dead-store elimination then removes the store
+ * and every computation that only fed it (MatrixMul's k-loop), which a store to the global
+ * sink kept alive (the inspector cost more than the kernel). Read-modify-writes keep the
+ * global sink: their loaded value may steer control flow, and a private one would be
+ * uninitialised. The type is spelled without its address space; a spelling that still names
+ * one (a typedef'd global type) keeps the global sink. */
+static char *strip_global(const char *c)
+{
+    const char *at = strstr(c, "__global ");
+    if (at == NULL)
+        return NULL;
+    struct strbuf b = {0};
+    strbuf_append(&b, c, (size_t)(at - c));
+    strbuf_puts(&b, at + strlen("__global "));
+    char *r = strbuf_take(&b);
+    if (strstr(r, "global") || strstr(r, "volatile") || !type_spelling_ok(r)) {
+        free(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* The type as written (float4 stays float4), else its canonical form (a typedef of a
+ * global type only names the address space there). */
+static char *private_spelling(CXType t)
+{
+    char *r = NULL;
+    CXType forms[2] = {t, clang_getCanonicalType(t)};
+    for (int i = 0; i < 2 && r == NULL; i++) {
+        CXString s = clang_getTypeSpelling(forms[i]);
+        r = strip_global(clang_getCString(s));
+        clang_disposeString(s);
+    }
+    return r;
+}
+
+static void declare_sink(struct walk *w)
+{
+    if (w->sink_declared)
+        return;
+    w->sink_declared = 1;
+    strbuf_printf(&w->counters, " uchar vast_sink_b[%d] __attribute__((aligned(%d)));", TR_SINK_BYTES,
+                  TR_SINK_BYTES);
+}
+
 static void rewrite_access(struct walk *w, struct frame *f, enum use use)
 {
     CXType t = clang_getCursorType(f->c);
@@ -369,12 +416,30 @@ static void rewrite_access(struct walk *w, struct frame *f, enum use use)
         fn_diag(w, "unnamed-type", "access of type '%s' that cannot be spelled in source",
                 ty);
     } else if (w->emit) {
-        struct strbuf open = {0};
-        strbuf_printf(&open, "(*(%s *)vast_tr%c((ulong)&(", ty, use & USE_WRITE ? 'w' : 'r');
+        struct strbuf open = {0}, iopen = {0};
+        /* In a kernel's own body the page table and pools are its parameters (uniform, no
+         * __local reload after barriers); helpers reach them through the context. */
+        const char *k = w->fn->is_kernel ? "_k" : "";
+        const char *pclose = w->fn->is_kernel ? "), vast_lpt, vast_pool0, vast_pool1, vast_pool2, vast_pool3, "
+                                                "vast_cfg.s1, vast_cx))"
+                                              : "), vast_cx))";
+        strbuf_printf(&open, "(*(%s *)vast_tr%c%s((ulong)&(", ty, use & USE_WRITE ? 'w' : 'r', k);
+        struct strbuf iopen_plain = {0};
+        strbuf_printf(&iopen_plain, "(*(%s *)vast_tr%c((ulong)&(", ty, use & USE_WRITE ? 'w' : 'r');
+        char *pty = use == USE_WRITE && size <= TR_SINK_BYTES ? private_spelling(t) : NULL;
+        const char *iclose = "), vast_cx))";
+        if (pty != NULL) {
+            strbuf_printf(&iopen, "(*(%s *)vast_sink((ulong)&(", pty);
+            iclose = "), vast_cx, vast_sink_b))";
+            declare_sink(w);
+        }
         unsigned span = f->end - f->start;
-        tr_edit_add(&w->u->edits, f->start, 0, span, open.data, open.data);
-        tr_edit_add(&w->u->edits, f->end, 1, span, "), vast_cx))", "), vast_cx))");
+        tr_edit_add(&w->u->edits, f->start, 0, span, open.data, pty ? iopen.data : iopen_plain.data);
+        tr_edit_add(&w->u->edits, f->end, 1, span, pclose, iclose);
         strbuf_free(&open);
+        strbuf_free(&iopen);
+        strbuf_free(&iopen_plain);
+        free(pty);
     }
     free(ty);
 }

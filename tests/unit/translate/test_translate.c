@@ -29,11 +29,18 @@ static void test_golden_vadd(void **state)
     assert_non_null(strstr(r->paged_source,
         "__kernel void k(ulong vast_va_a, ulong vast_va_c, __global const uint *vast_lpt,"));
     assert_non_null(strstr(r->paged_source,
-        "(*(__global float *)vast_trw((ulong)&(c[i]), vast_cx)) = "
-        "(*(const __global float *)vast_trr((ulong)&(a[i]), vast_cx)) + 1.0f;"));
+        "(*(__global float *)vast_trw_k((ulong)&(c[i]), vast_lpt, vast_pool0, vast_pool1, "
+        "vast_pool2, vast_pool3, vast_cfg.s1, vast_cx)) = "
+        "(*(const __global float *)vast_trr_k((ulong)&(a[i]), vast_lpt, vast_pool0, vast_pool1, "
+        "vast_pool2, vast_pool3, vast_cfg.s1, vast_cx)) + 1.0f;"));
     assert_non_null(strstr(r->paged_source, "const __global float * a = "
                                             "(const __global float *)vast_va_a;"));
     assert_non_null(strstr(r->inspector_source, "__global uchar *vast_pas"));
+    /* the inspector's pure store goes to the private sink (dead), its load still marks */
+    assert_non_null(strstr(r->inspector_source, "uchar vast_sink_b[128]"));
+    assert_non_null(strstr(r->inspector_source,
+        "(*(float *)vast_sink((ulong)&(c[i]), vast_cx, vast_sink_b)) = "
+        "(*(const __global float *)vast_trr((ulong)&(a[i]), vast_cx)) + 1.0f;"));
     assert_int_equal(r->num_kernels, 1);
     assert_true(r->kernels[0].paged_ok);
     assert_int_equal(r->kernels[0].args[0].access, TRANSLATE_READ);
@@ -53,8 +60,8 @@ static void test_line_markers_and_macros(void **state)
            " { a[0] = SUM2(a, N); }\n", "-DN=3 -cl-fast-relaxed-math");
     assert_non_null(strstr(r->paged_source, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"));
     assert_non_null(strstr(r->paged_source, "reqd_work_group_size(8, 1, 1)"));
-    assert_non_null(strstr(r->paged_source, "vast_trr((ulong)&(a[ 3 ]), vast_cx)"));
-    assert_non_null(strstr(r->paged_source, "vast_trr((ulong)&(a[ 3 + 1]), vast_cx)"));
+    assert_non_null(strstr(r->paged_source, "vast_trr_k((ulong)&(a[ 3 ]), vast_lpt,"));
+    assert_non_null(strstr(r->paged_source, "vast_trr_k((ulong)&(a[ 3 + 1]), vast_lpt,"));
     /* the kernel stays on the application's line 5: marker, then the lines as they were */
     const char *m = strstr(r->paged_source, "#line 1 \"t.cl\"\n");
     assert_non_null(m);
@@ -147,6 +154,36 @@ static void test_inspector_loop_budget(void **state)
     translate_result_free(r);
 }
 
+/* Which inspector stores may go to the private sink: pure stores of spellable types, in
+ * kernels and helpers alike; read-modify-writes and stores through typedef'd global types
+ * keep the global sink. */
+static void test_inspector_private_sink(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef __global float gfloat;\n"
+           "void h(__global int4 *p, int i) { p[i] = (int4)(i); }\n"
+           "__kernel void k(__global int4 *v, __global float *o, gfloat *g) {\n"
+           "  int i = get_global_id(0); h(v, i); o[i] += 1.0f; o[i + 1]++; *(g + i) = 2.0f; }\n",
+           NULL);
+    const char *ins = r->inspector_source;
+    assert_non_null(strstr(ins, "(*(int4 *)vast_sink((ulong)&(p[i]), vast_cx, vast_sink_b))"));
+    assert_non_null(strstr(ins, "(*(__global float *)vast_trw((ulong)&(o[i]), vast_cx)) +="));
+    assert_non_null(strstr(ins, "(*(__global float *)vast_trw((ulong)&(o[i + 1]), vast_cx))++"));
+    assert_non_null(strstr(ins, "(*(float *)vast_sink((ulong)&(*(g + i)), vast_cx, vast_sink_b))"));
+    /* one sink per function that needs one: h and k, not twice in k */
+    const char *first = strstr(ins, "uchar vast_sink_b[128]");
+    assert_non_null(first);
+    const char *second = strstr(first + 1, "uchar vast_sink_b[128]");
+    assert_non_null(second);
+    assert_null(strstr(second + 1, "uchar vast_sink_b[128]"));
+    assert_null(strstr(r->paged_source, "vast_sink"));
+    /* paged: the helper translates through the context, the kernel through its parameters */
+    assert_non_null(strstr(r->paged_source, "(*(__global int4 *)vast_trw((ulong)&(p[i]), vast_cx))"));
+    assert_non_null(strstr(r->paged_source, "(*(__global float *)vast_trw_k((ulong)&(o[i]), vast_lpt,"));
+    translate_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_is_diagnosed),
         cmocka_unit_test(test_errors_say_why),
         cmocka_unit_test(test_inspector_loop_budget),
+        cmocka_unit_test(test_inspector_private_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
