@@ -266,7 +266,7 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
 
 /* The application's own kernel on real sub-buffers of the pool's chunks. */
 static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
-                         struct bound_arg *b, size_t n)
+                         struct bound_arg *b, size_t n, struct vast_launch_counters *c)
 {
     const struct _cl_icd_dispatch *d = cmd->queue->context->backend->dispatch;
     cl_kernel kr = vast_variant_take(cmd->kernel, VAST_VARIANT_ORIGINAL, cmd->queue->device);
@@ -284,12 +284,22 @@ static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
     }
     const struct launch_shape *sh = &cmd->sh;
     uint64_t t0 = vast_now_ns();
+    cl_event kev = NULL;
     if (err == CL_SUCCESS)
         err = d->clEnqueueNDRangeKernel(rq, kr, sh->dims, sh->offset, sh->global, sh->local_given ? sh->local : NULL,
-                                        0, NULL, NULL);
+                                        0, NULL, &kev);
     if (err == CL_SUCCESS)
         err = d->clFinish(rq);
-    vast_trace_span(VAST_TRACK_KERNEL, cmd->kernel->name, t0, vast_now_ns(), "direct");
+    uint64_t t1 = vast_now_ns();
+    cl_ulong s = 0, e = 0; /* device time where the queue profiles (the executor's does) */
+    if (kev != NULL && d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL) == CL_SUCCESS &&
+        d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL) == CL_SUCCESS && e >= s)
+        c->kernel_ns += e - s;
+    else
+        c->kernel_ns += t1 - t0;
+    if (kev != NULL)
+        d->clReleaseEvent(kev);
+    vast_trace_span(VAST_TRACK_KERNEL, cmd->kernel->name, t0, t1, "direct");
     for (size_t i = 0; i < n; i++)
         if (views != NULL && views[i] != NULL)
             d->clReleaseMemObject(views[i]);
@@ -299,7 +309,8 @@ static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
 }
 
 /* Direct mode when every buffer fits and lands contiguous; *ran false when it does not apply. */
-static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool, bool *ran)
+static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool, bool *ran,
+                         struct vast_launch_counters *c)
 {
     *ran = false;
     struct bound_arg *b = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *b);
@@ -309,7 +320,7 @@ static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
     cl_int err = bind_all(cmd, pool, b, &n, &all_contiguous);
     if (err == CL_SUCCESS && all_contiguous) {
         *ran = true;
-        err = run_direct(cmd, rq, pool, b, n);
+        err = run_direct(cmd, rq, pool, b, n, c);
     } else if (err == CL_OUT_OF_RESOURCES) {
         err = CL_SUCCESS; /* other commands hold frames: the paged path pins less at a time */
     }
@@ -365,13 +376,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
         /* Page sets may be incomplete (faults), so a kernel not safe to re-execute (atomics,
          * read-modify-write) gets its writable pages saved before each partition. */
         r.needs_restore = tk->may_be_non_idempotent;
-        /* Half the budget per partition, so the next one loads while this one runs; when a
-         * work-group alone needs more, the whole budget without overlap. */
-        err = vast_partition_plan(&r, pool->nframes / 2, &parts, &nparts);
-        if (err == CL_OUT_OF_RESOURCES && pool->nframes / 2 < pool->nframes) {
-            vast_info("kernel '%s': planning again with the whole budget per partition (no overlap)", cmd->kernel->name);
-            err = vast_partition_plan(&r, pool->nframes, &parts, &nparts);
-        }
+        err = vast_partition_plan(&r, &parts, &nparts);
     }
     if (err == CL_SUCCESS)
         err = vast_paged_run(&r, parts, nparts);
@@ -393,7 +398,7 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     bool force = vast_config_get()->force_paged, ran = false;
     if (total <= pool->nframes && !force) {
         *mode = VAST_MODE_DIRECT;
-        err = try_direct(cmd, rq, pool, &ran);
+        err = try_direct(cmd, rq, pool, &ran, c);
         if (err != CL_SUCCESS || ran)
             return err;
     }
@@ -404,7 +409,7 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     if (tk == NULL && force && total <= pool->nframes) {
         vast_info("kernel '%s' has no paged variant: it runs direct despite VAST_FORCE_PAGED", k->name);
         *mode = VAST_MODE_DIRECT;
-        err = try_direct(cmd, rq, pool, &ran);
+        err = try_direct(cmd, rq, pool, &ran, c);
         if (err != CL_SUCCESS || ran)
             return err;
     }

@@ -98,9 +98,10 @@ void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4
 void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3]);
 size_t vast_set_count(const uint8_t *set, size_t n);
 
-/* partition.c: the inspector and the PAS reduction (VAST Algorithm 1). Partitions' page sets
- * hold at most `cap` pages; CL_OUT_OF_RESOURCES (logged) when one work-group needs more. */
-cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partition **parts, size_t *nparts);
+/* partition.c: the inspector and the PAS reduction (VAST Algorithm 1). Consecutive
+ * partitions fit the budget together where they can, each one alone always;
+ * CL_OUT_OF_RESOURCES (logged) when one work-group needs more than the budget. */
+cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
 /* The pages work-groups [first, end) touch (the inspector again), ORed into set. */
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);
 void vast_partition_close(struct vast_paged *r);

@@ -6,8 +6,8 @@
  * it, run the paged kernel on the slab of the NDRange that covers the partition's work-groups
  * (the kernel's guard drops the others), and read the fault log. The pipeline: while the
  * kernel of partition i runs on the launch's queue, the pages of partition i+1 are loaded
- * (not pinned: a prefetch) through the page cache's own queue; partitions are planned at half
- * the budget so both fit. After the kernel, the pages of writable buffers are marked dirty and
+ * (not pinned: a prefetch) through the page cache's own queue; partitions are planned so that
+ * both fit (partition.c, plan_fits). After the kernel, the pages of writable buffers are marked dirty and
  * unpinned: they are written back only when evicted or read by the host.
  *
  * Faults (data-dependent addresses the inspector could not see): the faulting pages are added

@@ -5,10 +5,12 @@
  * sets: one row per chunk of consecutive work-groups, one byte per virtual page. The chunk
  * size comes from the paper's Eq. 1, rounded to a power of two: each chunk is expected to
  * touch about 1/32 of the budget. The rows are OR-reduced in work-group order into partitions
- * whose union fits `cap` pages. A chunk that alone exceeds cap is "too coarse": its work-groups
- * are inspected again in chunks 16 times smaller, down to single work-groups; a work-group
- * that alone exceeds cap cannot run and the launch fails before any kernel ran, so the
- * application's buffers are untouched.
+ * sized so that each fits the budget together with the pages its successor adds (plan_fits:
+ * the next partition loads under this one's kernel; pages shared by consecutive partitions
+ * count once). A chunk that does not fit is "too coarse": its work-groups are inspected again
+ * in chunks 16 times smaller, down to single work-groups; a work-group that alone exceeds the
+ * whole budget cannot run and the launch fails before any kernel ran, so the application's
+ * buffers are untouched.
  *
  * The inspector runs over windows of at most PAS_WINDOW_BYTES of rows (translate.h: the
  * window's first chunk is vast_pascfg.s2), so the PAS memory is bounded whatever the number
@@ -42,8 +44,14 @@ struct vast_inspect {
 struct plan {
     struct vast_partition *parts;
     size_t n, capacity;
-    size_t cap;
-    bool last_try; /* a failure is final (logged as an error), else the caller tries a larger cap */
+    size_t nframes;       /* the budget in pages */
+    const uint8_t *prev;  /* the last partition's set (owned by parts), NULL before the first */
+    size_t prev_count;
+    /* The open partition: its first work-group, its set, and its union with prev (bytemaps over
+     * r->pages), with their page counts. */
+    size_t open;
+    uint8_t *set, *both;
+    size_t count, ucount;
 };
 
 static cl_int inspect_open(struct vast_inspect *in, struct vast_paged *r)
@@ -96,8 +104,10 @@ static void inspect_close(struct vast_inspect *in)
     free(in->rows);
 }
 
-/* Inspect work-groups [first, end) in chunks of w, rows from chunk `base` (nrows of them). */
-static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, size_t w, size_t base, size_t nrows)
+/* Inspect work-groups [first, end) in chunks of w, rows from chunk `base` (nrows of them,
+ * at most in->max_rows) into dst. */
+static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, size_t w, size_t base, size_t nrows,
+                             uint8_t *dst)
 {
     struct vast_paged *r = in->r;
     uint64_t t0 = vast_now_ns();
@@ -121,7 +131,7 @@ static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, 
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->status, CL_FALSE, 0, sizeof status, status, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = r->d->clEnqueueReadBuffer(r->rq, in->pas, CL_TRUE, 0, bytes, in->rows, 0, NULL, NULL);
+        err = r->d->clEnqueueReadBuffer(r->rq, in->pas, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
     if (err == CL_SUCCESS && status[0] != 0)
         vast_info("kernel '%s': the inspector's loop budget ran out; faults will complete its page sets",
                   r->cmd->kernel->name);
@@ -131,7 +141,67 @@ static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, 
     return err;
 }
 
-static cl_int emit(struct plan *pl, size_t first, size_t end, uint8_t *set, size_t count)
+/* Page sets are bytemaps of 0/1, so 8 pages are one 64-bit word: a page of row not yet in
+ * set is a set bit of row & ~set, counted with popcount (planning touches every row of the
+ * PAS once per partition it joins, and rows are as wide as the launch's pages). */
+static size_t count_new(const uint8_t *row, const uint8_t *set, size_t n)
+{
+    size_t k = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, row + i, 8);
+        memcpy(&b, set + i, 8);
+        k += (size_t)__builtin_popcountll(a & ~b);
+    }
+    for (; i < n; i++)
+        k += row[i] && !set[i];
+    return k;
+}
+
+static void or_into(uint8_t *set, const uint8_t *row, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, row + i, 8);
+        memcpy(&b, set + i, 8);
+        b |= a;
+        memcpy(set + i, &b, 8);
+    }
+    for (; i < n; i++)
+        set[i] |= row[i];
+}
+
+/* Whether the open partition P may grow to count pages, ucount with its predecessor Q. The
+ * pages P adds to Q (N = ucount - |Q|) load while Q's are pinned (paged.c prefetches under
+ * Q's kernel), so |Q| + |N| must fit the budget, and so must |P| + |N'| for P's successor;
+ * asking |P| + |N| to fit too keeps consecutive partitions alike in size (a greedy plan on
+ * the first rule alone alternates large and tiny partitions). Pages shared by consecutive
+ * partitions (MatrixMul's B) count once, so such a launch is not cut to half the budget; with
+ * no sharing this is the half-budget rule. */
+static bool plan_fits(const struct plan *pl, size_t count, size_t ucount)
+{
+    size_t added = ucount - pl->prev_count;
+    return ucount <= pl->nframes && count + added <= pl->nframes;
+}
+
+static cl_int plan_open(struct plan *pl, size_t pages)
+{
+    pl->set = calloc(pages, 1);
+    pl->both = malloc(pages);
+    if (pl->set == NULL || pl->both == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    if (pl->prev != NULL)
+        memcpy(pl->both, pl->prev, pages);
+    else
+        memset(pl->both, 0, pages);
+    pl->count = 0;
+    pl->ucount = pl->prev_count;
+    return CL_SUCCESS;
+}
+
+/* Close the open partition at work-group end and open an empty one there. */
+static cl_int plan_emit(struct plan *pl, size_t end, size_t pages)
 {
     if (pl->n == pl->capacity) {
         size_t cap = pl->capacity ? pl->capacity * 2 : 16;
@@ -140,73 +210,71 @@ static cl_int emit(struct plan *pl, size_t first, size_t end, uint8_t *set, size
         pl->parts = grown;
         pl->capacity = cap;
     }
-    pl->parts[pl->n++] = (struct vast_partition){first, end, set, count};
-    return CL_SUCCESS;
+    pl->parts[pl->n++] = (struct vast_partition){pl->open, end, pl->set, pl->count};
+    pl->prev = pl->set;
+    pl->prev_count = pl->count;
+    pl->open = end;
+    free(pl->both);
+    pl->set = pl->both = NULL;
+    return plan_open(pl, pages);
 }
 
-/* Pages of row not yet in set. */
-static size_t count_new(const uint8_t *row, const uint8_t *set, size_t n)
+static void plan_add(struct plan *pl, const uint8_t *row, size_t pages, size_t add, size_t addu)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += row[i] && !set[i];
-    return k;
+    or_into(pl->set, row, pages);
+    or_into(pl->both, row, pages);
+    pl->count += add;
+    pl->ucount += addu;
 }
 
-/* Algorithm 1 over work-groups [first, end) (first a multiple of w). */
-static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first, size_t end, size_t w)
+/* Algorithm 1 over work-groups [first, end) (first a multiple of w), continuing the open
+ * partition. A chunk that does not fit is inspected again REFINE times finer; a single
+ * work-group that does not fit beside its neighbours runs without overlap (its partition
+ * only has to fit the budget). */
+static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first, size_t end, size_t w,
+                         uint8_t *rows)
 {
     struct vast_paged *r = in->r;
     size_t pages = r->pages, c_end = (end + w - 1) / w, win_lo = 0, win_n = 0;
-    uint8_t *set = calloc(pages, 1);
-    size_t count = 0, open = first;
-    cl_int err = set ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    cl_int err = CL_SUCCESS;
+    uint8_t *fine = NULL; /* the window of refinements, so that this one stays valid */
     for (size_t c = first / w; c < c_end && err == CL_SUCCESS; c++) {
         size_t g0 = c * w > first ? c * w : first, g1 = (c + 1) * w < end ? (c + 1) * w : end;
         if (c < win_lo || c >= win_lo + win_n) {
             win_lo = c;
             win_n = c_end - c < in->max_rows ? c_end - c : in->max_rows;
             size_t last = (win_lo + win_n) * w < end ? (win_lo + win_n) * w : end;
-            err = inspect_window(in, g0, last, w, win_lo, win_n);
+            err = inspect_window(in, g0, last, w, win_lo, win_n, rows);
             if (err != CL_SUCCESS)
                 break;
         }
-        const uint8_t *row = in->rows + (c - win_lo) * pages;
-        size_t add = count_new(row, set, pages);
-        if (count + add > pl->cap && open < g0) { /* close the open partition before this chunk */
-            err = emit(pl, open, g0, set, count);
-            set = err == CL_SUCCESS ? calloc(pages, 1) : NULL;
-            if (set == NULL) {
-                err = err == CL_SUCCESS ? CL_OUT_OF_HOST_MEMORY : err;
+        const uint8_t *row = rows + (c - win_lo) * pages;
+        size_t add = count_new(row, pl->set, pages), addu = count_new(row, pl->both, pages);
+        if (!plan_fits(pl, pl->count + add, pl->ucount + addu) && pl->open < g0) {
+            err = plan_emit(pl, g0, pages); /* close the open partition before this chunk */
+            if (err != CL_SUCCESS)
                 break;
-            }
-            count = 0;
-            open = g0;
-            add = count_new(row, set, pages);
+            add = count_new(row, pl->set, pages);
+            addu = count_new(row, pl->both, pages);
         }
-        if (add <= pl->cap) {
-            for (size_t i = 0; i < pages; i++)
-                set[i] |= row[i];
-            count += add;
+        if (plan_fits(pl, pl->count + add, pl->ucount + addu) || (w == 1 && pl->count + add <= pl->nframes)) {
+            plan_add(pl, row, pages, add, addu);
             continue;
         }
         if (w == 1) {
-            vast_log(pl->last_try ? VAST_LOG_ERROR : VAST_LOG_INFO,
-                     "kernel '%s': work-group %zu alone touches %zu pages (%zu KiB) but a partition may hold %zu "
-                     "(%zu KiB of the device budget, VAST_DEVICE_MEMORY)%s",
-                     r->cmd->kernel->name, g0, add, add * r->pool->page_size >> 10, pl->cap,
-                     pl->cap * r->pool->page_size >> 10, pl->last_try ? ": it cannot run partitioned" : "");
+            vast_error("kernel '%s': work-group %zu alone touches %zu pages (%zu KiB) but the device budget "
+                       "(VAST_DEVICE_MEMORY) holds %zu (%zu KiB): it cannot run partitioned",
+                       r->cmd->kernel->name, g0, add, add * r->pool->page_size >> 10, pl->nframes,
+                       pl->nframes * r->pool->page_size >> 10);
             err = CL_OUT_OF_RESOURCES;
             break;
         }
-        err = plan_range(in, pl, g0, g1, w / REFINE ? w / REFINE : 1); /* too coarse: refine this chunk */
-        win_n = 0;                                                        /* the window was overwritten */
-        open = g1;
+        if (fine == NULL)
+            fine = malloc((REFINE < in->max_rows ? REFINE : in->max_rows) * pages);
+        err = fine != NULL ? plan_range(in, pl, g0, g1, w / REFINE ? w / REFINE : 1, fine) /* too coarse: refine */
+                           : CL_OUT_OF_HOST_MEMORY;
     }
-    if (err == CL_SUCCESS && open < end)
-        err = emit(pl, open, end, set, count);
-    else
-        free(set);
+    free(fine);
     return err;
 }
 
@@ -217,12 +285,12 @@ void vast_partitions_free(struct vast_partition *parts, size_t n)
     free(parts);
 }
 
-cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partition **parts, size_t *nparts)
+cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
 {
     uint64_t t0 = vast_now_ns();
-    struct plan pl = {NULL, 0, 0, cap, cap >= r->pool->nframes};
-    cl_int err = CL_SUCCESS;
-    if (r->insp == NULL) {
+    struct plan pl = {.nframes = r->pool->nframes};
+    cl_int err = plan_open(&pl, r->pages);
+    if (err == CL_SUCCESS && r->insp == NULL) {
         r->insp = calloc(1, sizeof *r->insp);
         err = r->insp == NULL ? CL_OUT_OF_HOST_MEMORY : inspect_open(r->insp, r);
     }
@@ -233,7 +301,11 @@ cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partiti
     while ((double)w < want && w < r->total_groups)
         w *= 2;
     if (err == CL_SUCCESS)
-        err = plan_range(r->insp, &pl, 0, r->total_groups, w);
+        err = plan_range(r->insp, &pl, 0, r->total_groups, w, r->insp->rows);
+    if (err == CL_SUCCESS && pl.open < r->total_groups)
+        err = plan_emit(&pl, r->total_groups, r->pages);
+    free(pl.set);
+    free(pl.both);
     if (err != CL_SUCCESS) {
         vast_partitions_free(pl.parts, pl.n);
         pl.parts = NULL;
@@ -245,8 +317,8 @@ cl_int vast_partition_plan(struct vast_paged *r, size_t cap, struct vast_partiti
     uint64_t other = r->c.inspector_ns + r->c.build_ns;
     r->c.plan_ns += (t1 - t0) - (other < t1 - t0 ? other : 0);
     vast_trace_span(VAST_TRACK_PLAN, r->cmd->kernel->name, t0, t1, "plan");
-    vast_info("kernel '%s': %zu partition(s) of at most %zu pages, %zu work-groups per PAS row", r->cmd->kernel->name,
-              pl.n, cap, w);
+    vast_info("kernel '%s': %zu partition(s) in a budget of %zu pages, %zu work-groups per PAS row",
+              r->cmd->kernel->name, pl.n, pl.nframes, w);
     return err;
 }
 
@@ -254,7 +326,7 @@ cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, ui
 {
     VAST_RETURN_IF(r->insp == NULL || end <= first, CL_INVALID_VALUE, "no inspector");
     size_t w = end - first, base = first / w, rows = (end - 1) / w - base + 1;
-    cl_int err = inspect_window(r->insp, first, end, w, base, rows);
+    cl_int err = inspect_window(r->insp, first, end, w, base, rows, r->insp->rows);
     for (size_t k = 0; err == CL_SUCCESS && k < rows; k++)
         for (size_t vp = 0; vp < r->pages; vp++)
             set[vp] |= r->insp->rows[k * r->pages + vp];

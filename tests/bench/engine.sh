@@ -1,0 +1,115 @@
+#!/bin/bash
+# The partitioned engine's table (issue: a streaming kernel and a matrix multiply 4x larger
+# than the device budget): per run, mode, partitions, bytes moved each way and VAST's time in
+# build / inspector / planning / transfers / kernels (VAST_STATS), against the same program
+# with its data fitting (native platform and VAST direct) and against the pinned PCIe bound,
+# all measured in this one run. Each program runs with 1 and with N launches (saxpy 10,
+# MatrixMul 3), so that the difference per extra launch leaves out what the first launch pays
+# once (building the paged and inspector programs, pinning the backing stores).
+# Usage (GPU machine, after `source .device/setup.sh`):
+#   tests/bench/engine.sh BUILD_DIR OUT_DIR [PCIE_GBS (default 55.3)]
+# Writes OUT_DIR/engine.md (the tables) and OUT_DIR/engine.log (every command and its output);
+# ICD mode as in samples/bench/run.sh: OCL_ICD_FILENAMES for the Khronos loader, OCL_ICD_VENDORS
+# for ocl-icd. VAST_TRACE of the MatrixMul 4x run to OUT_DIR/matmul-4x.json.
+set -uo pipefail
+build=$(cd "${1:?build dir}" && pwd)
+out=${2:?output dir}
+pcie=${3:-55.3}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=$out/engine.log
+: > "$log"
+vendors=$(mktemp -d)
+trap 'rm -rf "$vendors"' EXIT
+echo "$build/icd/libvast.so" > "$vendors/vast.icd"
+native=${ENGINE_PLATFORM:-NVIDIA CUDA}
+export VAST_BACKEND=${VAST_BACKEND:-NVIDIA}
+
+# name | sample | args without the launch count | launch-count flag | N | data bytes
+cases=(
+    "saxpy|saxpy|-n 128M|--iterations|10|1024000000"
+    "MatrixMul|MatrixMul|-n 4096 --rows 8192|--iterations|3|335544320"
+)
+
+# run LABEL ENV... -- SAMPLE ARGS...: the sample's time and VAST's stats line, as key=value.
+run() {
+    local label=$1; shift
+    local -a envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    echo "### $label: ${envs[*]} $*" >> "$log"
+    local text
+    text=$(env "${envs[@]}" timeout -k 5 120 "$@" 2>&1)
+    echo "$text" >> "$log"
+    local t status stats
+    t=$(echo "$text" | awk '/^time: / { print $2 }')
+    status=$(echo "$text" | grep -qx PASS && echo PASS || echo FAIL)
+    stats=$(echo "$text" | grep '^vast: stats: kernel=' | head -1 | sed 's/^vast: stats: //')
+    echo "label=$label status=$status time_s=${t:-nan} $stats"
+}
+
+rows=()
+launches=""
+for c in "${cases[@]}"; do
+    IFS='|' read -r name sample args iflag many data <<< "$c"
+    launches+="$name=$many "
+    budget=$((data / 4))
+    for n in 1 "$many"; do
+        # shellcheck disable=SC2086
+        rows+=("$(run "$name:native:x$n" VAST_X=0 -- "$build/samples/$sample" --platform "$native" $args $iflag $n)")
+        # shellcheck disable=SC2086
+        rows+=("$(run "$name:vast-direct:x$n" OCL_ICD_VENDORS="$vendors" OCL_ICD_FILENAMES="$build/icd/libvast.so" VAST_STATS=1 -- \
+            "$build/samples/$sample" --platform VAST $args $iflag $n)")
+        # shellcheck disable=SC2086
+        rows+=("$(run "$name:vast-paged:x$n" OCL_ICD_VENDORS="$vendors" OCL_ICD_FILENAMES="$build/icd/libvast.so" VAST_STATS=1 \
+            VAST_FORCE_PAGED=1 -- "$build/samples/$sample" --platform VAST $args $iflag $n)")
+        trace=()
+        [ "$name" = MatrixMul ] && [ "$n" = 1 ] && trace=(VAST_TRACE="$out/matmul-4x.json")
+        # shellcheck disable=SC2086
+        rows+=("$(run "$name:vast-4x:x$n" OCL_ICD_VENDORS="$vendors" OCL_ICD_FILENAMES="$build/icd/libvast.so" VAST_STATS=1 \
+            VAST_DEVICE_MEMORY="$budget" "${trace[@]}" -- "$build/samples/$sample" --platform VAST $args $iflag $n)")
+    done
+done
+
+printf '%s\n' "${rows[@]}" | awk -v pcie="$pcie" -v many="$launches" '
+function v(i, key) { return ((i, key) in F) ? F[i, key] : "-" }
+{
+    for (f = 1; f <= NF; f++) {
+        eq = index($f, "=")
+        if (eq) F[NR, substr($f, 1, eq - 1)] = substr($f, eq + 1)
+    }
+    t[F[NR, "label"]] = F[NR, "time_s"] + 0
+}
+END {
+    print "## Runs (time: the sample'"'"'s timed region: writes, launches, read-back)"
+    print ""
+    print "| run | status | time s | mode | partitions | h2d GB | d2h GB | build s | inspector s | plan s | transfer s | kernel s | VAST total s | PCIe bound s | of bound |"
+    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for (i = 1; i <= NR; i++) {
+        h = v(i, "h2d_bytes") + 0; d = v(i, "d2h_bytes") + 0; bound = (h + d) / (pcie * 1e9)
+        busy = v(i, "total_s") - v(i, "build_s")
+        of = busy > 0 && h + d > 0 ? sprintf("%.0f%%", 100 * bound / busy) : "-"
+        label = v(i, "label"); gsub(/:/, " ", label)
+        printf "| %s | %s | %s | %s | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %.4f | %s |\n", label,
+            v(i, "status"), v(i, "time_s"), v(i, "mode"), v(i, "partitions"), h / 1e9, d / 1e9, v(i, "build_s"),
+            v(i, "inspector_s"), v(i, "plan_s"), v(i, "transfer_s"), v(i, "kernel_s"), v(i, "total_s"), bound, of
+    }
+    print ""
+    print "of bound: the PCIe bound ((h2d + d2h) / " pcie " GB/s, one direction at a time) over VAST'"'"'s time"
+    print "less build (VAST total s - build s). s/launch below: (time with N launches - time with 1) / (N - 1)."
+    print ""
+    print "## Against in-core speed (the same program when its data fits)"
+    print ""
+    print "| program | native s/launch | vast-direct s/launch | vast-4x s/launch | 4x speed / native | 4x speed / direct | one launch: 4x speed / direct |"
+    print "|---|---|---|---|---|---|---|"
+    np = split(many, progs, " ")
+    for (k = 1; k <= np; k++) {
+        split(progs[k], pn, "="); p = pn[1]; x = "x" pn[2]; d = pn[2] - 1
+        nat = (t[p ":native:" x] - t[p ":native:x1"]) / d
+        dir = (t[p ":vast-direct:" x] - t[p ":vast-direct:x1"]) / d
+        ovr = (t[p ":vast-4x:" x] - t[p ":vast-4x:x1"]) / d
+        rn = (ovr > 0) ? nat / ovr : 0; rd = (ovr > 0) ? dir / ovr : 0
+        r1 = (t[p ":vast-4x:x1"] > 0) ? t[p ":vast-direct:x1"] / t[p ":vast-4x:x1"] : 0
+        printf "| %s | %.4f | %.4f | %.4f | %.2f | %.2f | %.2f |\n", p, nat, dir, ovr, rn, rd, r1
+    }
+}' | tee "$out/engine.md"
