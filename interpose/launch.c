@@ -107,6 +107,7 @@ void vast_launch_kernel_free(cl_kernel kernel)
 {
     struct vast_launch_kernel *s = kernel->launch;
     vast_variant_kernel_free(kernel);
+    vast_partition_forget(kernel);
     if (s == NULL)
         return;
     for (cl_uint i = 0; i < s->num_args; i++)

@@ -105,6 +105,8 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
 /* The pages work-groups [first, end) touch (the inspector again), ORed into set. */
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);
 void vast_partition_close(struct vast_paged *r);
+/* Drops the kernel's kept plan (kernel release). */
+void vast_partition_forget(cl_kernel k);
 void vast_partitions_free(struct vast_partition *parts, size_t n);
 
 #endif

@@ -152,6 +152,7 @@ struct _cl_kernel {
     char name[256];
     struct vast_launch_kernel *launch; /* argument record (launch.c) */
     struct vast_variant_pool *variants; /* pooled real kernels of each variant (variant.c) */
+    struct vast_plan_cache *plans;      /* the last partitioned launch's plan (partition.c; obj.lock) */
 };
 
 struct vast_event_callback;

@@ -285,15 +285,140 @@ void vast_partitions_free(struct vast_partition *parts, size_t n)
     free(parts);
 }
 
+/* ---- the last plan of each kernel object ----
+ * The inspector reads no data: its page sets, and so the plan, are a function of the
+ * virtual layout, the scalar arguments, the NDRange and the budget alone. A launch whose
+ * inputs equal the previous launch's of the same kernel object (an iterative solver, a
+ * benchmark loop) reuses that plan instead of inspecting again; faults are handled per run
+ * as always, so data-dependent kernels reuse plans too. Plans larger than PLAN_CACHE_BYTES
+ * are not kept. The cache is guarded by the kernel's object lock, held only to copy. */
+#define PLAN_CACHE_BYTES ((size_t)64 << 20)
+
+struct vast_plan_cache {
+    uint8_t *key;
+    size_t key_len;
+    struct vast_partition *parts;
+    size_t n, pages;
+};
+
+static void key_put(uint8_t **at, const void *v, size_t n)
+{
+    memcpy(*at, v, n);
+    *at += n;
+}
+
+/* Everything the inspector and the planner depend on, as bytes. */
+static uint8_t *plan_key(const struct vast_paged *r, size_t *len)
+{
+    const struct vast_launch_cmd *cmd = r->cmd;
+    size_t n = sizeof cmd->sh + sizeof r->local + 3 * sizeof(size_t);
+    for (cl_uint i = 0; i < cmd->num_args; i++)
+        n += sizeof(uint64_t) + sizeof(size_t) + (cmd->args[i].vbuf == NULL && cmd->args[i].value ? cmd->args[i].size : 0);
+    uint8_t *key = calloc(1, n), *at = key;
+    if (key == NULL)
+        return NULL;
+    size_t geometry[3] = {r->pages, r->pool->nframes, r->pool->page_shift};
+    key_put(&at, &cmd->sh, sizeof cmd->sh);
+    key_put(&at, r->local, sizeof r->local);
+    key_put(&at, geometry, sizeof geometry);
+    for (cl_uint i = 0; i < cmd->num_args; i++) {
+        key_put(&at, &r->arg_va[i], sizeof(uint64_t));
+        key_put(&at, &cmd->args[i].size, sizeof(size_t));
+        if (cmd->args[i].vbuf == NULL && cmd->args[i].value)
+            key_put(&at, cmd->args[i].value, cmd->args[i].size);
+    }
+    *len = n;
+    return key;
+}
+
+static struct vast_partition *parts_copy(const struct vast_partition *from, size_t n, size_t pages)
+{
+    struct vast_partition *to = calloc(n ? n : 1, sizeof *to);
+    for (size_t i = 0; to != NULL && i < n; i++) {
+        to[i] = from[i];
+        to[i].set = malloc(pages);
+        if (to[i].set == NULL) {
+            vast_partitions_free(to, i);
+            return NULL;
+        }
+        memcpy(to[i].set, from[i].set, pages);
+    }
+    return to;
+}
+
+static void cache_free(struct vast_plan_cache *c)
+{
+    if (c == NULL)
+        return;
+    vast_partitions_free(c->parts, c->n);
+    free(c->key);
+    free(c);
+}
+
+/* A copy of the kernel's last plan when its key matches (the caller owns it), else NULL. */
+static struct vast_partition *cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n)
+{
+    struct vast_partition *parts = NULL;
+    pthread_mutex_lock(&k->obj.lock);
+    struct vast_plan_cache *c = k->plans;
+    if (c != NULL && c->key_len == len && c->pages == pages && memcmp(c->key, key, len) == 0) {
+        parts = parts_copy(c->parts, c->n, pages);
+        *n = c->n;
+    }
+    pthread_mutex_unlock(&k->obj.lock);
+    return parts;
+}
+
+/* Keep a copy of a new plan as the kernel's last one (takes key). */
+static void cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vast_partition *parts, size_t n, size_t pages)
+{
+    struct vast_plan_cache *c = n * pages <= PLAN_CACHE_BYTES ? calloc(1, sizeof *c) : NULL;
+    if (c != NULL)
+        c->parts = parts_copy(parts, n, pages);
+    if (c == NULL || c->parts == NULL) {
+        free(c);
+        free(key);
+        return;
+    }
+    *c = (struct vast_plan_cache){key, len, c->parts, n, pages};
+    pthread_mutex_lock(&k->obj.lock);
+    struct vast_plan_cache *old = k->plans;
+    k->plans = c;
+    pthread_mutex_unlock(&k->obj.lock);
+    cache_free(old);
+}
+
+void vast_partition_forget(cl_kernel k)
+{
+    cache_free(k->plans);
+    k->plans = NULL;
+}
+
+static cl_int inspector_ready(struct vast_paged *r)
+{
+    if (r->insp != NULL)
+        return CL_SUCCESS;
+    r->insp = calloc(1, sizeof *r->insp);
+    return r->insp == NULL ? CL_OUT_OF_HOST_MEMORY : inspect_open(r->insp, r);
+}
+
 cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
 {
     uint64_t t0 = vast_now_ns();
+    size_t key_len = 0;
+    uint8_t *key = plan_key(r, &key_len);
+    *parts = key != NULL ? cache_get(r->cmd->kernel, key, key_len, r->pages, nparts) : NULL;
+    if (*parts != NULL) {
+        free(key);
+        r->c.plan_ns += vast_now_ns() - t0;
+        vast_info("kernel '%s': %zu partition(s), the plan of its previous launch (same layout, arguments and "
+                  "NDRange)", r->cmd->kernel->name, *nparts);
+        return CL_SUCCESS;
+    }
     struct plan pl = {.nframes = r->pool->nframes};
     cl_int err = plan_open(&pl, r->pages);
-    if (err == CL_SUCCESS && r->insp == NULL) {
-        r->insp = calloc(1, sizeof *r->insp);
-        err = r->insp == NULL ? CL_OUT_OF_HOST_MEMORY : inspect_open(r->insp, r);
-    }
+    if (err == CL_SUCCESS)
+        err = inspector_ready(r);
     /* Eq. 1: work-groups per PAS row = (MEMSIZE / 32) / (AllocSize / TOTAL_WORKGROUPS). */
     double per_group = (double)(r->pages - 1) * r->pool->page_size / (double)r->total_groups;
     double want = (double)r->pool->nframes * r->pool->page_size / 32.0 / (per_group > 0 ? per_group : 1);
@@ -310,6 +435,9 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         vast_partitions_free(pl.parts, pl.n);
         pl.parts = NULL;
         pl.n = 0;
+        free(key);
+    } else if (key != NULL) {
+        cache_put(r->cmd->kernel, key, key_len, pl.parts, pl.n, r->pages);
     }
     *parts = pl.parts;
     *nparts = pl.n;
@@ -324,9 +452,12 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
 
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set)
 {
-    VAST_RETURN_IF(r->insp == NULL || end <= first, CL_INVALID_VALUE, "no inspector");
+    VAST_RETURN_IF(end <= first, CL_INVALID_VALUE, "empty work-group range");
+    cl_int err = inspector_ready(r); /* a reused plan did not open it */
+    if (err != CL_SUCCESS)
+        return err;
     size_t w = end - first, base = first / w, rows = (end - 1) / w - base + 1;
-    cl_int err = inspect_window(r->insp, first, end, w, base, rows, r->insp->rows);
+    err = inspect_window(r->insp, first, end, w, base, rows, r->insp->rows);
     for (size_t k = 0; err == CL_SUCCESS && k < rows; k++)
         for (size_t vp = 0; vp < r->pages; vp++)
             set[vp] |= r->insp->rows[k * r->pages + vp];

@@ -60,7 +60,11 @@
  *                                      row c - .s2 (the runtime inspects a range of chunks
  *                                      at a time, .s2/.s3 of vast_cfg bounding its groups)
  * Page sets are exact for affine accesses; accesses through loaded values see zeros
- * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them. */
+ * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them.
+ *
+ * Build options: the runtime may add -D VAST_PAGE_SHIFT=S (equal to vast_cfg.s0 of every
+ * launch) and -D VAST_POOL_CHUNKS=N (1..4, the pool chunks in use) to the returned
+ * build_options for either program; translations then use them as constants. */
 #define TRANSLATE_ABI_VERSION 1
 #define TRANSLATE_NO_FRAME 0xffffffffu
 #define TRANSLATE_LPT_CHUNK_SHIFT 30

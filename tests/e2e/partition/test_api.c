@@ -18,6 +18,9 @@
  *   inplace_retry a[i] = a[i] * 2 + 1 + tab[idx[i]]: not safe to re-execute, with data-
  *                dependent reads, so a faulting partition must be restored before its retry
  *                (VAST_STATS must show faults and retries)
+ *   gather_moving 4 launches of out[i] += x[idx[i]]; idx[i] = hash(idx[i]): launches 2-4 reuse
+ *                the first launch's plan (log line) although their indices differ, so faults
+ *                complete the page sets (read-modify-write: restored around retries)
  *   untranslatable_fits     async_work_group_copy on global memory (VAST cannot page it)
  *                with data that fits: runs direct, same result
  *   untranslatable_refused  the same over data that does not fit: CL_OUT_OF_RESOURCES (from
@@ -41,7 +44,7 @@
 #include <string.h>
 
 enum expect { PARTITIONED, DIRECT, REFUSED };
-enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4 };
+enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4, F_PLAN_REUSED = 8 };
 
 struct api_test {
     const char *name, *kernel;
@@ -347,6 +350,20 @@ static void make_guard_refused(struct job *j)
                       {BUF(whole_m * 4, rnd_u32(whole_m, 0)), BUF(n * 4, poison(n * 4)), SCAL(whole_m)}};
 }
 
+static cl_uint moving_nx = 65536;
+static void make_gather_moving(struct job *j)
+{
+    static const char *src = "__kernel void gather_moving(__global const float *x, __global uint *idx,\n"
+                             "                            __global float *out, uint nx) {\n"
+                             "  size_t i = get_global_id(0); uint k = idx[i]; out[i] += x[k];\n"
+                             "  idx[i] = (k * 2654435761u + 12345u) % nx;\n"
+                             "}\n";
+    size_t n = 1u << 20;
+    *j = (struct job){src, "", "gather_moving", 1, {n}, {64}, {0}, true, false, 4, 4,
+                      {BUF(moving_nx * 4, rnd_f32(moving_nx)), BUF(n * 4, rnd_u32(n, moving_nx)),
+                       BUF(n * 4, rnd_f32(n)), SCAL(moving_nx)}};
+}
+
 static void make_launches100(struct job *j)
 {
     static const char *src = "__kernel void bump100(__global uint *a) { a[get_global_id(0)] += 1u; }\n";
@@ -375,6 +392,8 @@ static const struct api_test tests[] = {
     {"spmv_ell", "spmv_ell", 4, 0, PARTITIONED, 0, 0, NULL, make_spmv, NULL, NULL},
     {"histogram", "histogram", 8, 0, PARTITIONED, 0, 0, NULL, make_histogram, check_histogram, NULL},
     {"inplace_retry", "inplace_retry", 8, 0, PARTITIONED, F_FAULTS, 0, NULL, make_inplace, check_inplace, NULL},
+    {"gather_moving", "gather_moving", 8, 0, PARTITIONED, F_FAULTS | F_PLAN_REUSED, 0, NULL, make_gather_moving, NULL,
+     NULL},
     {"untranslatable_fits", "async_copy", 0, 4u << 20, DIRECT, 0, 0, NULL, make_async_fits, NULL, NULL},
     {"untranslatable_refused", "async_copy", 0, 1u << 20, REFUSED, 0, 0, reason_async, make_async_big, NULL,
      "async_work_group_copy"},
@@ -467,6 +486,9 @@ static int judge(const struct api_test *t, size_t page, size_t ws, size_t budget
                  t->reasons[0]);
     else if (t->construct != NULL && !harness_find_line(r->out, "vast: ", (const char *const[]){t->kernel, t->construct, NULL}))
         snprintf(why, sizeof why, "no 'vast:' line naming kernel '%s' and '%s'", t->kernel, t->construct);
+    else if ((t->flags & F_PLAN_REUSED) &&
+             !harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "plan of its previous launch", NULL}))
+        snprintf(why, sizeof why, "no 'vast: info:' line saying that a launch of '%s' reused the previous plan", t->kernel);
     else if (t->flags & F_MOVE_ONCE) {
         long long h2d = harness_h2d_bytes(r->out);
         if (h2d < 0 || (size_t)h2d > ws + page)
@@ -530,7 +552,7 @@ int main(int argc, char **argv)
             snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
             snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
             snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-            const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", NULL};
+            const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", "VAST_LOG=info", NULL};
             char *args[] = {argv[0], "--child", (char *)t->name, flipped, NULL};
             struct child_result r;
             if (harness_spawn(args, env, 300, &r) != 0)
