@@ -30,6 +30,8 @@
       "host threads copying unpinned transfers through pinned slots; 0: min(4, cores)")           \
     X(SIZE, staging_slot, "VAST_STAGING_SLOT", "8M",                                              \
       "bytes per pinned staging slot (a ring of 3 per device, made on first use)")                \
+    X(SIZE, duplex_window, "VAST_DUPLEX_WINDOW", "8M",                                            \
+      "write-backs run beside loads (both link directions), in windows of this size; 0: write-backs then loads") \
     X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
       "run the paged kernel even where direct mode would do (testing and measuring)")             \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \

@@ -1,16 +1,29 @@
 /* backing.c: host backing stores (see backing.h). Owns the anonymous mappings VAST makes for
- * buffers without USE_HOST_PTR and the lazy per-granule pins of any store. The pin table is
- * allocated on first pin; its entries are only ever added, never replaced, until destroy. */
+ * buffers without USE_HOST_PTR, the per-granule pins of any store, and the one process-wide
+ * background pinner. The pin table is allocated when the store is bound to a device (first
+ * pin or queueing); an entry goes NULL -> PIN_BUSY -> a pin or PIN_FAILED and is never
+ * replaced again until destroy. Whoever moves an entry to PIN_BUSY (a transfer or the worker)
+ * calls pin_host with the store's lock dropped; anyone else wanting that granule waits on
+ * `pinned`: one pin_host call per granule, and a transfer never waits for the pin of a granule
+ * it does not need. The worker's queue has its own lock (bg.lock), never held with b->lock. */
 #include "backing.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define PIN_FAILED ((vast_host_pin)(uintptr_t)1)
+#define PIN_BUSY ((vast_host_pin)(uintptr_t)2) /* pin_host in progress (lock dropped) */
+
+/* Nice value of the background pinner: it yields to the application, yet a transfer or a
+ * release waiting for the granule it is pinning is not starved for long (19 would be). */
+#define BG_NICE 10
 
 struct vast_backing {
     void *base;
@@ -18,10 +31,16 @@ struct vast_backing {
     size_t map_size; /* bytes mapped by VAST; 0 for the application's memory */
     int huge;        /* VAST's mapping is THP-aligned and madvise(MADV_HUGEPAGE) took it */
     size_t granule;
-    pthread_mutex_t lock; /* protects pins, pin_ops, pin_dev */
-    vast_host_pin *pins;  /* one per granule: NULL not tried, PIN_FAILED, or a pin */
+    pthread_mutex_t lock;   /* protects pins, pin_ops, pin_dev, granule */
+    pthread_cond_t pinned;  /* broadcast when a PIN_BUSY entry is settled */
+    vast_host_pin *pins;    /* one per granule: NULL not tried, PIN_BUSY, PIN_FAILED, or a pin */
     const struct vast_device_ops *pin_ops;
     void *pin_dev;
+    /* background pinning (bg.lock, except bg_known: the owner's, see bg_forget) */
+    int bg_known;                 /* was queued once: destroy must check the worker */
+    int bg_queued;                /* on the queue */
+    size_t bg_cursor, bg_granules; /* next granule to pin, granules of the store */
+    struct vast_backing *bg_next;
 };
 
 size_t pagecache_host_memory_bytes(void)
@@ -42,6 +61,7 @@ static int backing_new(void *base, size_t size, size_t map_size, struct vast_bac
     b->map_size = map_size;
     b->granule = (size_t)256 << 20;
     pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->pinned, NULL);
     *out = b;
     return VAST_PC_OK;
 }
@@ -126,19 +146,23 @@ int pagecache_wrap_backing(void *ptr, size_t size, struct vast_backing **out)
     return backing_new(ptr, size, 0, out);
 }
 
+static void bg_forget(struct vast_backing *b);
+
 void pagecache_destroy_backing(struct vast_backing *b)
 {
     if (!b)
         return;
+    bg_forget(b); /* from here on the worker never touches b */
     if (b->pins) {
         size_t n = (b->size + b->granule - 1) / b->granule;
         for (size_t i = 0; i < n; i++)
-            if (b->pins[i] && b->pins[i] != PIN_FAILED)
+            if (b->pins[i] && b->pins[i] != PIN_FAILED && b->pins[i] != PIN_BUSY)
                 b->pin_ops->unpin_host(b->pin_dev, b->pins[i]);
         free(b->pins);
     }
     if (b->map_size)
         munmap(b->base, b->map_size);
+    pthread_cond_destroy(&b->pinned);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
@@ -162,6 +186,8 @@ size_t pagecache_backing_pin_granule(struct vast_backing *b)
     return g;
 }
 
+static int pin_is_real(vast_host_pin p) { return p && p != PIN_FAILED && p != PIN_BUSY; }
+
 size_t pagecache_backing_pinned_granules(struct vast_backing *b)
 {
     size_t count = 0;
@@ -169,25 +195,46 @@ size_t pagecache_backing_pinned_granules(struct vast_backing *b)
     if (b->pins) {
         size_t n = (b->size + b->granule - 1) / b->granule;
         for (size_t i = 0; i < n; i++)
-            count += b->pins[i] && b->pins[i] != PIN_FAILED;
+            count += pin_is_real(b->pins[i]);
     }
     pthread_mutex_unlock(&b->lock);
     return count;
 }
 
-/* Pins granule g (lock held). A store is pinned through one device context only: the
- * first one that asks (one pool per device; a second device transfers unpinned for now). */
-static vast_host_pin pin_granule_locked(struct vast_backing *b, const struct vast_device_ops *ops,
-                                        void *dev, size_t g)
+/* Lock held. Binds the store to the first device context that pins it (one pool per device; a
+ * second device transfers unpinned for now) and makes the pin table. 1 when bound to ops/dev. */
+static int bind_locked(struct vast_backing *b, const struct vast_device_ops *ops, void *dev)
 {
+    if (!b->pins) {
+        b->pins = calloc((b->size + b->granule - 1) / b->granule, sizeof *b->pins);
+        if (!b->pins)
+            return 0;
+        b->pin_ops = ops;
+        b->pin_dev = dev;
+    }
+    return b->pin_ops == ops && b->pin_dev == dev;
+}
+
+/* Lock held (dropped and retaken around pin_host). Pins granule g through the bound device:
+ * the first caller marks it PIN_BUSY and pins it, later ones wait for its result, so a
+ * granule is pinned once whoever (a transfer, the worker) comes first. Never more than the
+ * store: the last granule is clipped to its size. */
+static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g)
+{
+    while (b->pins[g] == PIN_BUSY)
+        pthread_cond_wait(&b->pinned, &b->lock);
     if (b->pins[g])
         return b->pins[g];
+    b->pins[g] = PIN_BUSY;
     size_t off = g * b->granule;
     size_t len = b->size - off < b->granule ? b->size - off : b->granule;
+    pthread_mutex_unlock(&b->lock);
     vast_host_pin pin = NULL;
-    if (ops->pin_host((void *)dev, (char *)b->base + off, len, &pin) != 0 || !pin)
+    if (b->pin_ops->pin_host(b->pin_dev, (char *)b->base + off, len, &pin) != 0 || !pin)
         pin = PIN_FAILED;
+    pthread_mutex_lock(&b->lock);
     b->pins[g] = pin;
+    pthread_cond_broadcast(&b->pinned);
     return pin;
 }
 
@@ -198,19 +245,180 @@ vast_host_pin pagecache_pin_backing(struct vast_backing *b, const struct vast_de
         return NULL;
     vast_host_pin first = NULL;
     pthread_mutex_lock(&b->lock);
-    if (!b->pins) {
-        b->pins = calloc((b->size + b->granule - 1) / b->granule, sizeof *b->pins);
-        b->pin_ops = ops;
-        b->pin_dev = dev;
-    }
-    if (b->pins && b->pin_ops == ops && b->pin_dev == dev) {
+    if (bind_locked(b, ops, dev)) {
         size_t last = off + len - 1 < b->size ? off + len - 1 : b->size - 1;
         for (size_t g = off / b->granule; g <= last / b->granule; g++) {
-            vast_host_pin p = pin_granule_locked(b, ops, dev, g);
+            vast_host_pin p = pin_granule_locked(b, g);
             if (g == off / b->granule)
                 first = p;
         }
     }
     pthread_mutex_unlock(&b->lock);
     return first == PIN_FAILED ? NULL : first;
+}
+
+/* ---------- the background pinner: one process-wide worker thread ---------- */
+
+/* The queue of stores with granules left to pin (FIFO: the first store created is likely the
+ * first one launched on), the store whose granule is being pinned, and the worker's life. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t work; /* a store was queued, or stop */
+    pthread_cond_t idle; /* `current` was cleared or a store left the queue */
+    struct vast_backing *head, *tail;
+    struct vast_backing *current; /* the worker may touch only this store, and only while set */
+    int started, stopping;
+    pthread_t thread;
+} bg = {.lock = PTHREAD_MUTEX_INITIALIZER,
+        .work = PTHREAD_COND_INITIALIZER,
+        .idle = PTHREAD_COND_INITIALIZER};
+
+/* bg.lock held: takes b off the queue (wherever it is in it). */
+static void bg_unlink(struct vast_backing *b)
+{
+    struct vast_backing **p = &bg.head, *prev = NULL;
+    while (*p && *p != b) {
+        prev = *p;
+        p = &(*p)->bg_next;
+    }
+    if (*p) {
+        *p = b->bg_next;
+        if (bg.tail == b)
+            bg.tail = prev;
+    }
+    b->bg_next = NULL;
+    b->bg_queued = 0;
+    pthread_cond_broadcast(&bg.idle);
+}
+
+/* bg.lock held: the next (store, granule) to pin, or NULL. A store leaves the queue when its
+ * last granule is taken. */
+static struct vast_backing *bg_take(size_t *g)
+{
+    struct vast_backing *b = bg.head;
+    if (!b)
+        return NULL;
+    *g = b->bg_cursor++;
+    if (b->bg_cursor >= b->bg_granules)
+        bg_unlink(b);
+    return b;
+}
+
+static void *bg_main(void *arg)
+{
+    (void)arg;
+    /* Linux: the nice value is per thread. Failure only leaves it at normal priority. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BG_NICE);
+    pthread_mutex_lock(&bg.lock);
+    for (;;) {
+        while (!bg.stopping && !bg.head)
+            pthread_cond_wait(&bg.work, &bg.lock);
+        if (bg.stopping)
+            break;
+        size_t g;
+        struct vast_backing *b = bg_take(&g);
+        bg.current = b;
+        pthread_mutex_unlock(&bg.lock);
+        pthread_mutex_lock(&b->lock);
+        int ok = pin_is_real(pin_granule_locked(b, g));
+        pthread_mutex_unlock(&b->lock);
+        pthread_mutex_lock(&bg.lock);
+        /* A refused pin is the page cache's sign of memory pressure: the store's remaining
+         * granules are left to the transfers (which then pin or stage, as without us). */
+        if (!ok && b->bg_queued)
+            bg_unlink(b);
+        bg.current = NULL;
+        pthread_cond_broadcast(&bg.idle);
+    }
+    pthread_cond_broadcast(&bg.idle);
+    pthread_mutex_unlock(&bg.lock);
+    return NULL;
+}
+
+/* At exit: the worker finishes its granule and stops, so it is never inside the driver while
+ * the driver's own exit handlers (registered earlier, run later) tear it down. */
+static void bg_stop(void)
+{
+    pthread_mutex_lock(&bg.lock);
+    int started = bg.started;
+    bg.stopping = 1;
+    pthread_cond_broadcast(&bg.work);
+    pthread_mutex_unlock(&bg.lock);
+    if (started)
+        pthread_join(bg.thread, NULL);
+}
+
+/* bg.lock held. The worker runs with every signal blocked: the application's handlers run on
+ * its own threads only. */
+static int bg_start(void)
+{
+    if (bg.started)
+        return VAST_PC_OK;
+    if (bg.stopping)
+        return VAST_PC_ERR_UNSUPPORTED;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&bg.thread, NULL, bg_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return VAST_PC_ERR_HOST_MEMORY;
+    bg.started = 1;
+    atexit(bg_stop);
+    return VAST_PC_OK;
+}
+
+int pagecache_pin_backing_in_background(struct vast_backing *b,
+                                        const struct vast_device_ops *ops, void *dev)
+{
+    if (!b || !ops || !ops->pin_host || !ops->unpin_host)
+        return VAST_PC_ERR_UNSUPPORTED;
+    pthread_mutex_lock(&b->lock);
+    int rc = bind_locked(b, ops, dev) ? VAST_PC_OK
+             : b->pins                ? VAST_PC_ERR_UNSUPPORTED /* bound to another device */
+                                      : VAST_PC_ERR_HOST_MEMORY;
+    size_t granules = (b->size + b->granule - 1) / b->granule;
+    pthread_mutex_unlock(&b->lock);
+    if (rc != VAST_PC_OK)
+        return rc;
+    pthread_mutex_lock(&bg.lock);
+    rc = bg_start();
+    if (rc == VAST_PC_OK && !b->bg_queued && !b->bg_known) {
+        b->bg_known = 1;
+        b->bg_queued = 1;
+        b->bg_cursor = 0;
+        b->bg_granules = granules;
+        b->bg_next = NULL;
+        if (bg.tail)
+            bg.tail->bg_next = b;
+        else
+            bg.head = b;
+        bg.tail = b;
+        pthread_cond_signal(&bg.work);
+    }
+    pthread_mutex_unlock(&bg.lock);
+    return rc;
+}
+
+/* Before b is freed: off the queue, and wait for the granule the worker may be pinning in it
+ * (at most one granule, never the rest of the store). bg_known is set by the owner's own
+ * queueing call, which the owner's destroy follows. */
+static void bg_forget(struct vast_backing *b)
+{
+    if (!b->bg_known)
+        return;
+    pthread_mutex_lock(&bg.lock);
+    if (b->bg_queued)
+        bg_unlink(b);
+    while (bg.current == b)
+        pthread_cond_wait(&bg.idle, &bg.lock);
+    pthread_mutex_unlock(&bg.lock);
+}
+
+void pagecache_wait_background_pins(void)
+{
+    pthread_mutex_lock(&bg.lock);
+    while (bg.current || (bg.head && bg.started && !bg.stopping))
+        pthread_cond_wait(&bg.idle, &bg.lock);
+    pthread_mutex_unlock(&bg.lock);
 }

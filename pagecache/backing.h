@@ -1,10 +1,15 @@
 /* backing.h: the host backing store of one virtual buffer (root buffers only).
  * Either memory VAST maps itself (anonymous, page-aligned, committed lazily by the kernel on
  * first touch, so a huge buffer costs nothing until used) or the application's own pointer
- * (CL_MEM_USE_HOST_PTR, possibly an mmap'ed file: never read whole). Pinning is lazy and per
- * granule (pin_granule bytes): a granule is wrapped by devops->pin_host the first time a
- * transfer touches it, so pinning never commits or reads the whole store up front.
- * Thread-safe: the pin table has its own mutex (a leaf lock). */
+ * (CL_MEM_USE_HOST_PTR, possibly an mmap'ed file: never read whole). Pinning is per granule
+ * (pin_granule bytes), through devops->pin_host, by whoever needs the granule first: a
+ * transfer touching it (pagecache_pin_backing), or the process-wide background pinner, which
+ * works through the stores queued at creation (pagecache_pin_backing_in_background) granule
+ * by granule at low priority, so that the first launch usually finds them pinned. Pinning
+ * VAST's own mapping may commit it (NVIDIA's driver faults the pages in); nothing past the store's
+ * size is ever pinned. A granule is pinned once: a transfer wanting the granule being pinned
+ * waits for that pin, never for another granule's. Thread-safe: the pin table has its own
+ * mutex (a leaf lock, not held across pin_host); the worker's queue has another. */
 #ifndef VAST_PAGECACHE_BACKING_H
 #define VAST_PAGECACHE_BACKING_H
 
@@ -23,7 +28,9 @@ size_t pagecache_host_memory_bytes(void);
 int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **out);
 /* Use the application's memory [ptr, ptr+size) (not freed by VAST). */
 int pagecache_wrap_backing(void *ptr, size_t size, struct vast_backing **out);
-/* Unpins (through the ops each pin was made with) and unmaps what VAST owns. */
+/* Takes the store off the background queue, waits for the granule the worker may be pinning
+ * in it (at most one), then unpins (through the ops each pin was made with) and unmaps what
+ * VAST owns. No transfer may be using the store. */
 void pagecache_destroy_backing(struct vast_backing *b);
 
 void *pagecache_backing_base(const struct vast_backing *b);
@@ -37,7 +44,18 @@ size_t pagecache_backing_size(const struct vast_backing *b);
  * value to pass as the `pin` argument of write/read. pin_granule is a power of two. */
 vast_host_pin pagecache_pin_backing(struct vast_backing *b, const struct vast_device_ops *ops,
                                     void *dev, size_t off, size_t len);
-/* Granule size for lazy pins (default 256 MiB); set before the first transfer. */
+/* Queues b for pinning in the background through ops/dev (which binds the store to that
+ * device, like a first pin) and returns at once; the worker (started on first use, stopped
+ * at exit) pins its granules in order, skipping those a transfer pinned first, and gives up
+ * the store's remaining granules at the first refused pin (memory pressure: the transfers
+ * then pin or stage as before). Only once per store. VAST_PC_ERR_UNSUPPORTED where ops has no
+ * pin_host/unpin_host or b is bound to another device; the caller decides whether to pin at
+ * all (VAST_PIN). Destroy the store before the device context its pins were made through. */
+int pagecache_pin_backing_in_background(struct vast_backing *b,
+                                        const struct vast_device_ops *ops, void *dev);
+/* Blocks until the background pinner has nothing queued or in progress (tests, benches). */
+void pagecache_wait_background_pins(void);
+/* Granule size for pins (default 256 MiB); set before the first transfer or queueing. */
 void pagecache_set_pin_granule(struct vast_backing *b, size_t bytes);
 size_t pagecache_backing_pin_granule(struct vast_backing *b);
 /* Number of granules currently pinned (tests, stats). */

@@ -64,12 +64,23 @@ static void finish_writebacks(struct vast_pool *pool, struct collect *c, int fai
     pthread_cond_broadcast(&pool->io_done);
 }
 
-/* Without the lock: write back c->ios (whole pages), wait. */
+/* Without the lock: write back c->ios (whole pages), wait. On a duplex pool through the
+ * unordered lane, so a flush on the executor's host lane runs beside another thread's loads:
+ * safe because every frame here is IO-flagged by this call (nothing else is issued on it or
+ * on its page's host bytes until finish_writebacks) and every earlier operation on it was
+ * waited for by the call that issued it before that call cleared its IO flag or fence. */
 static int write_back(struct vast_pool *pool, struct collect *c)
 {
     if (c->n == 0)
         return VAST_PC_OK;
-    int rc = pc_issue_runs(pool, c->ios, c->n, 0, 0, SIZE_MAX);
+    if (pc_duplex_pages(pool)) {
+        struct pc_lane wb = {.dir = PC_WRITE_BACK_UNORDERED};
+        int rc = pc_issue_runs(pool, c->ios, c->n, &wb, 0, SIZE_MAX);
+        int wrc = pc_finish_lane(pool, &wb);
+        return rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+    }
+    struct pc_lane wb = {.dir = PC_WRITE_BACK};
+    int rc = pc_issue_runs(pool, c->ios, c->n, &wb, 0, SIZE_MAX);
     int wrc = pool->ops->wait(pool->dev);
     return rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
 }
@@ -205,7 +216,8 @@ int pagecache_end_host_write(struct vast_host_write *w)
      * only resident copies. Their frames cannot move (pinned) nor be written back (fenced). */
     int rc = VAST_PC_OK;
     if (w->npinned) {
-        rc = pc_issue_runs(pool, w->pinned, w->npinned, 1, w->root_off, w->root_off + w->size);
+        struct pc_lane up = {.dir = PC_LOAD}; /* ordered: a later write-back waits anyway */
+        rc = pc_issue_runs(pool, w->pinned, w->npinned, &up, w->root_off, w->root_off + w->size);
         int wrc = pool->ops->wait(pool->dev);
         rc = rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
     }

@@ -4,8 +4,9 @@
  * wait. The pool calls nothing else, so it is unit-tested with a fake (tests/unit/pagecache)
  * and runs for real over OpenCL (devops_opencl.h).
  * Ordering contract: operations issued through one device context run in issue order
- * (an in-order queue); an operation may complete asynchronously; the destination of a read is
- * valid, and the source of a write reusable, only after wait() has returned 0. */
+ * (an in-order queue), except read_unordered (below), which is ordered with nothing; an
+ * operation may complete asynchronously; the destination of a read is valid, and the source
+ * of a write reusable, only after wait() (or, for read_unordered, its ticket) has returned 0. */
 #ifndef VAST_PAGECACHE_DEVOPS_H
 #define VAST_PAGECACHE_DEVOPS_H
 
@@ -49,8 +50,27 @@ struct vast_device_ops {
      * pageable memory, still correct). */
     int (*pin_host)(void *dev, void *host, size_t bytes, vast_host_pin *out);
     void (*unpin_host)(void *dev, vast_host_pin pin);
-    /* Block until every operation issued so far has completed; first error wins. */
+    /* Block until every operation issued so far has completed, unordered reads included
+     * (OpenCL: both queues); nonzero if one failed, the first error seen wins. */
     int (*wait)(void *dev);
+    /* Duplex (optional: both NULL, or both set). FACTS.md: one direction of the link moves
+     * 55 GB/s, both at once on two queues 88.5 GB/s in all; one in-order queue never runs a
+     * write-back and a load together. read_unordered is `read` on a second lane (OpenCL: a
+     * second in-order queue) and is ordered with NOTHING: not after earlier operations (it
+     * may read a device range before an earlier write into it has landed, or overwrite host
+     * bytes an earlier write is still reading), not before later ones, not with other
+     * threads'. So the caller must (1) issue it only on a device range and host range that no
+     * operation issued and not yet waited for touches, and (2) issue nothing that touches
+     * either range until its ticket has been waited for. All ordering is the caller's, on the
+     * host: pagecache/README.md ("Duplex transfers") says why the pool's uses are safe.
+     * *ticket: the transfer's ticket, or NULL when it is already complete (a staged transfer).
+     * On error no ticket is made. */
+    int (*read_unordered)(void *dev, vast_dev_chunk src, size_t src_off, void *host,
+                          size_t bytes, vast_host_pin pin, void **ticket);
+    /* Submits everything issued so far (so loads issued between ticket waits run while the
+     * caller sleeps), blocks until the ticket's transfer is over and releases the ticket;
+     * nonzero if that transfer failed. Every ticket is waited for exactly once. */
+    int (*wait_ticket)(void *dev, void *ticket);
 };
 
 /* Staging (staging.h, used by devops_opencl.c): where a backing store cannot be pinned

@@ -1,12 +1,17 @@
 /* devops_opencl.c: the OpenCL device-operations backend (see devops_opencl.h). Each call
  * goes through the dispatch table at the start of the real object it operates on. Transfers
- * of pinned memory are non-blocking on one in-order queue; wait() is clFinish. Transfers of
+ * of pinned memory are non-blocking on one in-order queue (`queue`), except read_unordered,
+ * which goes on a second in-order queue (`d2h`) with an event as its ticket, so write-backs
+ * and loads use both directions of the link; nothing on one queue waits for the other on
+ * the device (the page cache orders them on the host, through tickets), so no cross-queue
+ * event has to be flushed for progress. wait() is clFinish of both queues. Transfers of
  * unpinned memory (pin == NULL) go through the staging ring (staging.h) when it takes them:
  * its slots are page-aligned mmap'ed memory wrapped once in a CL_MEM_USE_HOST_PTR buffer
  * (the same pinning as the backing stores; never ALLOC_HOST_PTR, which costs GPU memory on
  * NVIDIA), each slot transfer carries an event (the staging ticket) and is flushed at once so
  * the device starts while the next slot is copied. A staged call is complete when it returns.
- * Thread-safe: the vendor's queue is (OpenCL requires it), staging serialises itself. */
+ * Staged transfers (read_unordered's included) stay on `queue` and are complete on return.
+ * Thread-safe: the vendor's queues are (OpenCL requires it), staging serialises itself. */
 #include "devops_opencl.h"
 
 #include <CL/cl_icd.h>
@@ -18,12 +23,14 @@
 struct cl_dev {
     cl_context context;
     cl_command_queue queue;
+    cl_command_queue d2h; /* read_unordered's queue (made here), or NULL: it uses `queue` */
     unsigned flags;
     _Atomic cl_int last_error;
     struct vast_staging *staging; /* NULL with VAST_DEVOPS_CL_NO_STAGING */
 };
 
 static const struct vast_staging_ops cl_staging_ops;
+static int wait_event(struct cl_dev *d, cl_event ev);
 
 #define DISPATCH(obj) ((const struct _cl_icd_dispatch *)*(void *const *)(obj))
 
@@ -33,6 +40,19 @@ static int check(struct cl_dev *d, cl_int err)
         return VAST_PC_OK;
     atomic_store(&d->last_error, err);
     return VAST_PC_ERR_TRANSFER;
+}
+
+/* A second in-order queue on the device of `queue`, for write-backs; NULL when the driver
+ * refuses (read_unordered then shares `queue`: slower, still correct). */
+static cl_command_queue make_d2h_queue(cl_context context, cl_command_queue queue)
+{
+    cl_device_id device = NULL;
+    if (DISPATCH(queue)->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device,
+                                               NULL) != CL_SUCCESS || !device)
+        return NULL;
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = DISPATCH(context)->clCreateCommandQueue(context, device, 0, &err);
+    return err == CL_SUCCESS ? q : NULL;
 }
 
 int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue queue,
@@ -56,6 +76,8 @@ int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue q
     }
     DISPATCH(context)->clRetainContext(context);
     DISPATCH(queue)->clRetainCommandQueue(queue);
+    if (!(flags & VAST_DEVOPS_CL_NO_DUPLEX))
+        d->d2h = make_d2h_queue(context, queue);
     *dev = d;
     return VAST_PC_OK;
 }
@@ -72,12 +94,15 @@ void pagecache_destroy_devops_opencl(void *dev)
     if (!d)
         return;
     pagecache_destroy_staging(d->staging); /* its slots' wrappers need the context alive */
+    if (d->d2h)
+        DISPATCH(d->d2h)->clReleaseCommandQueue(d->d2h);
     DISPATCH(d->queue)->clReleaseCommandQueue(d->queue);
     DISPATCH(d->context)->clReleaseContext(d->context);
     free(d);
 }
 
 cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk) { return (cl_mem)chunk; }
+int pagecache_devops_opencl_duplex(void *dev) { return ((struct cl_dev *)dev)->d2h != NULL; }
 cl_int pagecache_devops_opencl_last_error(void *dev)
 {
     return atomic_load(&((struct cl_dev *)dev)->last_error);
@@ -182,10 +207,46 @@ static void cl_unpin_host(void *dev, vast_host_pin pin)
     cl_free_chunk(dev, pin);
 }
 
+/* Both queues, both always finished (nothing may be left running); the first error wins. */
 static int cl_wait(void *dev)
 {
     struct cl_dev *d = dev;
-    return check(d, DISPATCH(d->queue)->clFinish(d->queue));
+    int rc = check(d, DISPATCH(d->queue)->clFinish(d->queue));
+    int drc = d->d2h ? check(d, DISPATCH(d->d2h)->clFinish(d->d2h)) : VAST_PC_OK;
+    return rc ? rc : drc;
+}
+
+/* A write-back on the second queue, its event the ticket. Flushed at once: the device starts
+ * it while the caller issues loads on the first queue. */
+static int cl_read_unordered(void *dev, vast_dev_chunk src, size_t src_off, void *host,
+                             size_t bytes, vast_host_pin pin, void **ticket)
+{
+    struct cl_dev *d = dev;
+    *ticket = NULL;
+    if (!pin && d->staging) { /* complete when it returns: no ticket needed */
+        int rc = pagecache_staging_read(d->staging, src, src_off, host, bytes);
+        if (rc != VAST_PC_ERR_UNSUPPORTED)
+            return rc;
+    }
+    cl_command_queue q = d->d2h ? d->d2h : d->queue;
+    cl_event ev = NULL;
+    cl_int err = DISPATCH(q)->clEnqueueReadBuffer(q, (cl_mem)src, CL_FALSE, src_off, bytes, host,
+                                                  0, NULL, &ev);
+    if (err != CL_SUCCESS || !ev) {
+        atomic_store(&d->last_error, err != CL_SUCCESS ? err : CL_INVALID_EVENT);
+        return VAST_PC_ERR_TRANSFER;
+    }
+    DISPATCH(q)->clFlush(q);
+    *ticket = ev;
+    return VAST_PC_OK;
+}
+
+/* The loads issued since the last ticket wait are submitted before the caller sleeps. */
+static int cl_wait_unordered(void *dev, void *ticket)
+{
+    struct cl_dev *d = dev;
+    DISPATCH(d->queue)->clFlush(d->queue);
+    return ticket ? wait_event(d, ticket) : VAST_PC_OK;
 }
 
 /* ---------- staging slots and ticketed transfers (staging.h) ---------- */
@@ -252,11 +313,9 @@ static int cl_slot_read(void *dev, vast_dev_chunk src, size_t src_off, void *slo
 }
 
 /* Waits for the event and checks how its command ended (a failed command's event has a
- * negative execution status even where clWaitForEvents succeeds). */
-static int cl_wait_ticket(void *dev, void *ticket)
+ * negative execution status even where clWaitForEvents succeeds); releases it. */
+static int wait_event(struct cl_dev *d, cl_event ev)
 {
-    struct cl_dev *d = dev;
-    cl_event ev = ticket;
     const struct _cl_icd_dispatch *t = DISPATCH(ev);
     cl_int err = t->clWaitForEvents(1, &ev);
     cl_int status = CL_COMPLETE;
@@ -268,6 +327,8 @@ static int cl_wait_ticket(void *dev, void *ticket)
     t->clReleaseEvent(ev);
     return check(d, err);
 }
+
+static int cl_wait_ticket(void *dev, void *ticket) { return wait_event(dev, ticket); }
 
 static const struct vast_staging_ops cl_staging_ops = {
     .alloc_slot = cl_alloc_slot,
@@ -288,4 +349,6 @@ const struct vast_device_ops vast_devops_opencl = {
     .pin_host = cl_pin_host,
     .unpin_host = cl_unpin_host,
     .wait = cl_wait,
+    .read_unordered = cl_read_unordered,
+    .wait_ticket = cl_wait_unordered,
 };

@@ -6,7 +6,12 @@
  * pins the range for 55 GB/s transfers at ~2 MiB of GPU memory per GiB); transfers then use
  * the plain host pointer. Transfers of memory without a pin are staged through a ring of
  * pinned slots with several copy threads (staging.h), made on the first such transfer and
- * freed with the context; small ones (below the staging threshold) go from pageable memory. */
+ * freed with the context; small ones (below the staging threshold) go from pageable memory.
+ * Duplex: the context makes a second in-order queue on the same device for read_unordered
+ * (write-backs), so device->host transfers run beside the host->device ones of the first
+ * queue (FACTS.md: 88.5 GB/s both ways against 55 one way); every other method stays on the
+ * queue given, in issue order. Where that queue cannot be made (or VAST_DEVOPS_CL_NO_DUPLEX),
+ * read_unordered goes on the given queue, which is ordered and so still within contract. */
 #ifndef VAST_PAGECACHE_DEVOPS_OPENCL_H
 #define VAST_PAGECACHE_DEVOPS_OPENCL_H
 
@@ -18,6 +23,7 @@ extern const struct vast_device_ops vast_devops_opencl;
 
 #define VAST_DEVOPS_CL_NO_PIN 1u     /* never pin backing stores (VAST_PIN=0): they stage */
 #define VAST_DEVOPS_CL_NO_STAGING 2u /* unpinned memory goes pageable (measure that path) */
+#define VAST_DEVOPS_CL_NO_DUPLEX 4u  /* no second queue: read_unordered uses the one given */
 
 /* Retains context and queue; *dev is the opaque device context for vast_devops_opencl.
  * staging: the ring's geometry and threads (NULL or zero fields: defaults, staging.h). */
@@ -30,6 +36,8 @@ int pagecache_create_devops_opencl(cl_context context, cl_command_queue queue, u
 void pagecache_destroy_devops_opencl(void *dev);
 /* The cl_mem of a chunk (for kernels: a frame is chunk + offset). */
 cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk);
+/* 1 when read_unordered has its own (device->host) queue, 0 when it shares the one given. */
+int pagecache_devops_opencl_duplex(void *dev);
 /* Last OpenCL error seen (for messages). */
 cl_int pagecache_devops_opencl_last_error(void *dev);
 /* What staging did so far; VAST_PC_ERR_UNSUPPORTED with VAST_DEVOPS_CL_NO_STAGING. */

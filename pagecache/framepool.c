@@ -77,6 +77,7 @@ int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t b
         return rc;
     }
     pool->free_count = pool->nframes;
+    pagecache_configure_duplex(pool, VAST_DUPLEX_DEFAULT_WINDOW);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->io_done, NULL);
     *out = pool;
@@ -93,6 +94,16 @@ void pagecache_destroy_pool(struct vast_pool *pool)
     free(pool->chunks);
     free(pool->frames);
     free(pool);
+}
+
+void pagecache_configure_duplex(struct vast_pool *pool, size_t window_bytes)
+{
+    size_t pages = window_bytes > SIZE_MAX - pool->page_size
+                       ? SIZE_MAX >> pool->page_shift
+                       : (window_bytes + pool->page_size - 1) >> pool->page_shift;
+    if (!pool->ops->read_unordered || !pool->ops->wait_ticket)
+        pages = 0;
+    atomic_store(&pool->duplex_pages, pages);
 }
 
 static uint32_t frame_state(struct vast_pool *pool, size_t f)
@@ -214,6 +225,8 @@ void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *ou
     out->misses = atomic_load(&pool->stats.misses);
     out->evictions = atomic_load(&pool->stats.evictions);
     out->dirty_evictions = atomic_load(&pool->stats.dirty_evictions);
+    out->unordered_d2h_transfers = atomic_load(&pool->stats.unordered_d2h_transfers);
+    out->overlap_h2d_bytes = atomic_load(&pool->stats.overlap_h2d_bytes);
 }
 
 void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned)

@@ -32,11 +32,34 @@ struct pc_io {
     size_t page;
 };
 
+/* Where pc_issue_runs sends transfers, and what they left to wait for. */
+enum pc_dir {
+    PC_LOAD,                 /* host -> device, ordered (ops->write) */
+    PC_WRITE_BACK,           /* device -> host, ordered (ops->read): wait() covers it */
+    PC_WRITE_BACK_UNORDERED, /* device -> host through ops->read_unordered: tickets */
+};
+struct pc_lane {
+    enum pc_dir dir;
+    size_t bytes;            /* issued so far */
+    void **tickets;          /* PC_WRITE_BACK_UNORDERED: one per transfer not yet complete */
+    size_t ntickets, waited, cap; /* tickets [0, waited) have been waited for */
+};
+
 /* Issues transfers (without the lock) for ios, one per run of adjacent frames holding
- * consecutive pages of one buffer, clipped to root bytes [lo, hi). to_device: host->device.
- * Does not wait. Returns the first error. */
-int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n, int to_device,
-                  size_t lo, size_t hi);
+ * consecutive pages of one buffer, clipped to root bytes [lo, hi), through lane->dir.
+ * Does not wait. Returns the first error (and issues nothing after it). */
+int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n,
+                  struct pc_lane *lane, size_t lo, size_t hi);
+/* Waits for the lane's tickets [waited, upto); every one is waited for, the first error is
+ * returned. */
+int pc_wait_tickets(struct vast_pool *pool, struct pc_lane *lane, size_t upto);
+/* Waits for every ticket left, frees the lane's array; the first error is returned. */
+int pc_finish_lane(struct vast_pool *pool, struct pc_lane *lane);
+/* Pages per duplex write-back window, 0 when the pool runs simplex (framepool.h). */
+static inline size_t pc_duplex_pages(struct vast_pool *pool)
+{
+    return atomic_load_explicit(&pool->duplex_pages, memory_order_relaxed);
+}
 
 /* Calls visit for every page of root [first, first+count) with a frame: from the page table
  * or from the frames, whichever is shorter. with_evicting also visits pages whose frame is

@@ -2,8 +2,11 @@
  * ranges resident (with eviction and write-back of dirty victims), pins, dirty marks, and the
  * shared helpers (run-coalesced transfers, range iteration, waiting for I/O).
  * Protocol of a load: under the pool lock, frames are granted and retagged with VAST_FS_IO
- * set; the lock is dropped for the transfers (write-backs first, waited for, then loads);
- * the lock is retaken to publish the result and wake waiters. Rules: README.md. */
+ * set; the lock is dropped for the transfers (a load into a frame is issued only after the
+ * write-back of its dirty victim has been waited for and succeeded: simplex, all write-backs
+ * then all loads; duplex, window by window with the next windows' write-backs in flight on
+ * the unordered lane, so both directions of the link are busy); the lock is retaken to
+ * publish the result and wake waiters. Rules: README.md ("Duplex transfers"). */
 #include "pagecache_int.h"
 
 #include <stdlib.h>
@@ -18,30 +21,83 @@ int pc_root_range(const struct vast_pc_buffer *buf, size_t offset, size_t size, 
     return VAST_PC_OK;
 }
 
+/* Room for one more ticket, made before the transfer so that a ticket is never lost. */
+static int reserve_ticket(struct pc_lane *lane)
+{
+    if (lane->ntickets < lane->cap)
+        return VAST_PC_OK;
+    size_t cap = lane->cap ? 2 * lane->cap : 16;
+    void **t = realloc(lane->tickets, cap * sizeof *t);
+    if (!t)
+        return VAST_PC_ERR_HOST_MEMORY;
+    lane->tickets = t;
+    lane->cap = cap;
+    return VAST_PC_OK;
+}
+
+static int write_back_unordered(struct vast_pool *pool, struct pc_lane *lane,
+                                vast_dev_chunk chunk, size_t dev_off, char *host, size_t len,
+                                vast_host_pin pin)
+{
+    if (reserve_ticket(lane))
+        return VAST_PC_ERR_HOST_MEMORY;
+    void *ticket = NULL;
+    int rc = pool->ops->read_unordered(pool->dev, chunk, dev_off, host, len, pin, &ticket);
+    if (rc == VAST_PC_OK && ticket) /* NULL: already complete (staged) */
+        lane->tickets[lane->ntickets++] = ticket;
+    atomic_fetch_add(&pool->stats.unordered_d2h_transfers, 1);
+    return rc;
+}
+
 /* One transfer of root bytes [start, start+len) <-> device at dev_off (within one granule). */
 static int transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
-                    size_t dev_off, size_t start, size_t len, int to_device)
+                    size_t dev_off, size_t start, size_t len, struct pc_lane *lane)
 {
     char *host = (char *)pagecache_backing_base(root->backing) + start;
     vast_host_pin pin = pagecache_pin_backing(root->backing, pool->ops, pool->dev, start, len);
     vast_dev_chunk chunk = pagecache_frame_chunk(pool, frame);
     int rc;
-    if (to_device) {
+    if (lane->dir == PC_LOAD) {
         rc = pool->ops->write(pool->dev, chunk, dev_off, host, len, pin);
         atomic_fetch_add(&pool->stats.h2d_transfers, 1);
         atomic_fetch_add(&pool->stats.h2d_bytes, len);
     } else {
-        rc = pool->ops->read(pool->dev, chunk, dev_off, host, len, pin);
+        rc = lane->dir == PC_WRITE_BACK_UNORDERED
+                 ? write_back_unordered(pool, lane, chunk, dev_off, host, len, pin)
+                 : pool->ops->read(pool->dev, chunk, dev_off, host, len, pin);
         atomic_fetch_add(&pool->stats.d2h_transfers, 1);
         atomic_fetch_add(&pool->stats.d2h_bytes, len);
     }
+    if (rc == VAST_PC_OK)
+        lane->bytes += len;
     return rc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+}
+
+int pc_wait_tickets(struct vast_pool *pool, struct pc_lane *lane, size_t upto)
+{
+    int rc = VAST_PC_OK;
+    for (; lane->waited < upto && lane->waited < lane->ntickets; lane->waited++) {
+        int r = pool->ops->wait_ticket(pool->dev, lane->tickets[lane->waited]);
+        lane->tickets[lane->waited] = NULL;
+        if (rc == VAST_PC_OK && r)
+            rc = VAST_PC_ERR_TRANSFER;
+    }
+    return rc;
+}
+
+int pc_finish_lane(struct vast_pool *pool, struct pc_lane *lane)
+{
+    int rc = pc_wait_tickets(pool, lane, lane->ntickets);
+    free(lane->tickets);
+    lane->tickets = NULL;
+    lane->ntickets = lane->waited = lane->cap = 0;
+    return rc;
 }
 
 /* A run of npages adjacent frames holding consecutive pages, clipped to [lo, hi) and split
  * at pin granule boundaries (see backing.h: a transfer must lie in one pinned wrapper). */
 static int issue_one(struct vast_pool *pool, const struct pc_io *io, size_t npages,
-                     int to_device, size_t lo, size_t hi)
+                     struct pc_lane *lane, size_t lo, size_t hi)
 {
     struct vast_pc_buffer *root = io->buf;
     size_t base = io->page << pool->page_shift;
@@ -54,7 +110,7 @@ static int issue_one(struct vast_pool *pool, const struct pc_io *io, size_t npag
         size_t stop = (start / granule + 1) * granule;
         size_t len = (stop < end ? stop : end) - start;
         size_t dev_off = pagecache_frame_offset(pool, io->frame) + (start - base);
-        int rc = transfer(pool, root, io->frame, dev_off, start, len, to_device);
+        int rc = transfer(pool, root, io->frame, dev_off, start, len, lane);
         if (rc)
             return rc;
         start += len;
@@ -62,8 +118,8 @@ static int issue_one(struct vast_pool *pool, const struct pc_io *io, size_t npag
     return VAST_PC_OK;
 }
 
-int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n, int to_device,
-                  size_t lo, size_t hi)
+int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n,
+                  struct pc_lane *lane, size_t lo, size_t hi)
 {
     size_t i = 0;
     while (i < n) {
@@ -71,7 +127,7 @@ int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n, int
         while (j < n && ios[j].buf == ios[i].buf && ios[j].page == ios[j - 1].page + 1 &&
                pagecache_frames_adjacent(pool, ios[j - 1].frame, ios[j].frame))
             j++;
-        int rc = issue_one(pool, &ios[i], j - i, to_device, lo, hi);
+        int rc = issue_one(pool, &ios[i], j - i, lane, lo, hi);
         if (rc)
             return rc;
         i = j;
@@ -247,6 +303,8 @@ struct mr_call {
     size_t first, count;
     struct vast_frame_grant *grants;
     size_t *grant_page;
+    unsigned char *loading; /* per grant: a load into its frame was issued, so its victim
+                             * (clean, or already on the host) can no longer stay there */
     size_t ngrants, hits;
 };
 
@@ -310,9 +368,12 @@ static void mr_unpin_call(struct mr_call *c)
     }
 }
 
-/* Lock held. Undo of a failed call. written_back: the victims' write-backs succeeded, so
- * they leave (frames freed); otherwise every victim keeps its frame, tag and dirty bit. */
-static void mr_undo(struct mr_call *c, int written_back)
+/* Lock held. Undo of a failed call, grant by grant. A victim whose frame received no load
+ * keeps frame, tag and dirty bit (the bytes there are still its own, written back or not);
+ * a victim whose frame received a load was clean or is on the host (a load into a dirty
+ * victim's frame is issued only after its write-back succeeded), so it leaves and the frame
+ * is freed. The call's own new pages stay absent. */
+static void mr_undo(struct mr_call *c)
 {
     struct vast_pool *pool = c->root->pool;
     for (size_t i = 0; i < c->ngrants; i++) {
@@ -320,7 +381,7 @@ static void mr_undo(struct mr_call *c, int written_back)
         struct vast_frame *fr = &pool->frames[g->frame];
         pagecache_pt_set_frame(&c->root->pt, c->grant_page[i], VAST_PT_NO_FRAME);
         fr->evicting = NULL;
-        if (g->victim && !written_back) {
+        if (g->victim && !c->loading[i]) {
             fr->owner = g->victim;
             fr->page = g->victim_page;
             atomic_fetch_and(&fr->state, ~VAST_FS_IO);
@@ -359,9 +420,27 @@ static void mr_complete(struct mr_call *c)
     pthread_cond_broadcast(&pool->io_done);
 }
 
-/* Without the lock: write back dirty victims (and wait), then load. 0, or 1 when a
- * write-back failed, 2 when a load failed. */
-static int mr_transfer(struct mr_call *c, struct pc_io *ios)
+/* Issues the loads into grants which[0..n) (which NULL: grants 0..n) on the ordered lane;
+ * from here on their victims cannot keep those frames. overlapped: write-backs of the call
+ * are still in flight beside them (statistics only). */
+static int mr_issue_loads(struct mr_call *c, struct pc_io *ios, const size_t *which, size_t n,
+                          int overlapped)
+{
+    struct vast_pool *pool = c->root->pool;
+    for (size_t i = 0; i < n; i++) {
+        size_t g = which ? which[i] : i;
+        ios[i] = (struct pc_io){c->grants[g].frame, c->root, c->grant_page[g]};
+        c->loading[g] = 1;
+    }
+    struct pc_lane ld = {.dir = PC_LOAD};
+    int rc = pc_issue_runs(pool, ios, n, &ld, 0, SIZE_MAX);
+    if (overlapped)
+        atomic_fetch_add(&pool->stats.overlap_h2d_bytes, ld.bytes);
+    return rc;
+}
+
+/* Simplex: every dirty victim written back and waited for, then every load. */
+static int mr_transfer_simplex(struct mr_call *c, struct pc_io *ios)
 {
     struct vast_pool *pool = c->root->pool;
     size_t n = 0;
@@ -370,20 +449,127 @@ static int mr_transfer(struct mr_call *c, struct pc_io *ios)
             ios[n++] = (struct pc_io){c->grants[i].frame, c->grants[i].victim,
                                       c->grants[i].victim_page};
     if (n) {
-        int rc = pc_issue_runs(pool, ios, n, 0, 0, SIZE_MAX);
+        struct pc_lane wb = {.dir = PC_WRITE_BACK};
+        int rc = pc_issue_runs(pool, ios, n, &wb, 0, SIZE_MAX);
         int wrc = pool->ops->wait(pool->dev);
         if (rc || wrc)
-            return 1;
+            return VAST_PC_ERR_TRANSFER;
     }
+    if (c->ngrants == 0)
+        return VAST_PC_OK;
+    int rc = mr_issue_loads(c, ios, NULL, c->ngrants, 0);
+    int wrc = pool->ops->wait(pool->dev);
+    return rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+}
+
+/* The duplex schedule of one call (README.md "Duplex transfers"). Grants are ordered: first
+ * those whose frame holds nothing to save (free, or a clean victim), then those with a dirty
+ * victim, cut into windows of `window` grants; window k's write-backs are tickets
+ * [ticket_end[k-1], ticket_end[k]) of wb. */
+struct mr_duplex {
+    size_t *order;
+    size_t nfree, window, nwin;
+    size_t *ticket_end;
+    size_t issued; /* windows whose write-backs were all issued */
+    struct pc_lane wb;
+};
+
+static int mr_duplex_plan(const struct mr_call *c, struct mr_duplex *d, size_t window)
+{
+    size_t ndirty = 0;
     for (size_t i = 0; i < c->ngrants; i++)
-        ios[i] = (struct pc_io){c->grants[i].frame, c->root, c->grant_page[i]};
-    if (c->ngrants) {
-        int rc = pc_issue_runs(pool, ios, c->ngrants, 1, 0, SIZE_MAX);
-        int wrc = pool->ops->wait(pool->dev);
-        if (rc || wrc)
-            return 2;
+        ndirty += c->grants[i].victim_dirty != 0;
+    /* about four windows, so that a smaller call pipelines too (framepool.h) */
+    size_t least = VAST_DUPLEX_MIN_WINDOW >> c->root->pool->page_shift;
+    size_t quarter = (ndirty + 3) / 4; /* >= 1: the call has a dirty victim */
+    size_t want = quarter > least ? quarter : least;
+    d->window = window < want ? window : want;
+    d->nwin = (ndirty + d->window - 1) / d->window;
+    d->nfree = c->ngrants - ndirty;
+    d->order = malloc(c->ngrants * sizeof *d->order);
+    d->ticket_end = malloc((d->nwin + 1) * sizeof *d->ticket_end);
+    d->wb = (struct pc_lane){.dir = PC_WRITE_BACK_UNORDERED};
+    if (!d->order || !d->ticket_end) {
+        free(d->order);
+        free(d->ticket_end);
+        return VAST_PC_ERR_HOST_MEMORY;
     }
-    return 0;
+    size_t f = 0, k = d->nfree;
+    for (size_t i = 0; i < c->ngrants; i++)
+        d->order[c->grants[i].victim_dirty ? k++ : f++] = i;
+    return VAST_PC_OK;
+}
+
+/* The grants of window k: *which, count returned. */
+static size_t mr_window(const struct mr_duplex *d, size_t k, size_t ngrants,
+                        const size_t **which)
+{
+    size_t lo = d->nfree + k * d->window;
+    size_t hi = ngrants - lo < d->window ? ngrants : lo + d->window;
+    *which = d->order + lo;
+    return hi - lo;
+}
+
+/* Every window's write-backs, back to back on the unordered lane; stops at the first error
+ * (that window and the later ones are never loaded). */
+static int mr_issue_writebacks(struct mr_call *c, struct mr_duplex *d, struct pc_io *ios)
+{
+    for (size_t k = 0; k < d->nwin; k++) {
+        const size_t *w;
+        size_t n = mr_window(d, k, c->ngrants, &w);
+        for (size_t i = 0; i < n; i++) {
+            const struct vast_frame_grant *g = &c->grants[w[i]];
+            ios[i] = (struct pc_io){g->frame, g->victim, g->victim_page};
+        }
+        int rc = pc_issue_runs(c->root->pool, ios, n, &d->wb, 0, SIZE_MAX);
+        d->ticket_end[k] = d->wb.ntickets;
+        if (rc)
+            return rc;
+        d->issued = k + 1;
+    }
+    return VAST_PC_OK;
+}
+
+/* Duplex: the write-backs go first, all of them, on the unordered lane; the loads that need
+ * none follow at once on the ordered lane; then window by window, once window k's tickets
+ * report its write-backs on the host, the loads into its frames, which travel while window
+ * k+1 is still being written back. A load into a frame is never issued before the write-back
+ * reading that frame has succeeded, and nothing of the call is left running on return. */
+static int mr_transfer_duplex(struct mr_call *c, struct pc_io *ios, size_t window)
+{
+    struct vast_pool *pool = c->root->pool;
+    struct mr_duplex d = {0};
+    if (mr_duplex_plan(c, &d, window))
+        return mr_transfer_simplex(c, ios); /* no memory for the plan: the serial way */
+    int rc = mr_issue_writebacks(c, &d, ios);
+    if (rc == VAST_PC_OK && d.nfree)
+        rc = mr_issue_loads(c, ios, d.order, d.nfree, d.wb.ntickets > 0);
+    for (size_t k = 0; rc == VAST_PC_OK && k < d.issued; k++) {
+        rc = pc_wait_tickets(pool, &d.wb, d.ticket_end[k]);
+        const size_t *w;
+        size_t n = mr_window(&d, k, c->ngrants, &w);
+        if (rc == VAST_PC_OK)
+            rc = mr_issue_loads(c, ios, w, n, d.wb.ntickets > d.ticket_end[k]);
+    }
+    int frc = pc_finish_lane(pool, &d.wb); /* even after an error: no read may be left */
+    int wrc = pool->ops->wait(pool->dev);  /* the loads */
+    for (size_t i = 0; rc == VAST_PC_OK && i < c->ngrants; i++)
+        if (!c->loading[i]) /* a grant the plan missed: never publish an unloaded frame */
+            rc = VAST_PC_ERR_TRANSFER;
+    free(d.order);
+    free(d.ticket_end);
+    return rc || frc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+}
+
+/* Without the lock: write back dirty victims, load the new pages. Nonzero on failure;
+ * c->loading says which frames received a load (mr_undo). */
+static int mr_transfer(struct mr_call *c, struct pc_io *ios)
+{
+    size_t window = pc_duplex_pages(c->root->pool);
+    int dirty = 0;
+    for (size_t i = 0; i < c->ngrants && !dirty; i++)
+        dirty = c->grants[i].victim_dirty;
+    return window && dirty ? mr_transfer_duplex(c, ios, window) : mr_transfer_simplex(c, ios);
 }
 
 static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
@@ -409,22 +595,23 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     struct mr_call c = {.root = buf->root, .first = first, .count = count};
     c.grants = malloc(count * sizeof *c.grants);
     c.grant_page = malloc(count * sizeof *c.grant_page);
+    c.loading = calloc(count, 1);
     struct pc_io *ios = malloc(count * sizeof *ios);
-    int rc = c.grants && c.grant_page && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    int rc = c.grants && c.grant_page && c.loading && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     if (rc == VAST_PC_OK) {
         pthread_mutex_lock(&pool->lock);
         pc_wait_range_idle(c.root, first, count);
         mr_pin_resident(&c);
         rc = mr_grant_missing(&c);
         if (rc)
-            mr_undo(&c, 0);
+            mr_undo(&c);
         pthread_mutex_unlock(&pool->lock);
     }
     if (rc == VAST_PC_OK) {
         int t = mr_transfer(&c, ios);
         pthread_mutex_lock(&pool->lock);
         if (t)
-            mr_undo(&c, t == 2);
+            mr_undo(&c);
         else
             mr_complete(&c);
         if (!t && locs)
@@ -436,6 +623,7 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     }
     free(c.grants);
     free(c.grant_page);
+    free(c.loading);
     free(ios);
     return rc;
 }

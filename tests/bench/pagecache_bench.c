@@ -2,7 +2,11 @@
  * the device's own raw rate (pinned and pageable), then a virtual buffer (1 GiB by default)
  * streamed through the pool with its store pinned, staged through pinned slots with 1, 2, 4
  * and N (online cores) copy threads, and pageable directly; transfers per MiB count what the
- * device saw (a staged transfer counts its slot transfers).
+ * device saw (a staged transfer counts its slot transfers). Duplex: the raw rate of both
+ * directions at once on two queues, and dirty streaming through a pinned store (each window
+ * evicts a dirty one: write-back + load, MiB counts both directions) with the pool simplex
+ * (write-backs, wait, loads) and duplex (write-backs on the second queue beside the loads;
+ * pagecache/README.md "Duplex transfers").
  * Usage: pagecache_bench [--platform NAME] [--device NAME] [--budget MiB] [--page KiB]
  *                        [--size MiB] [--chunk MiB] [--slot KiB] [--threads 1,2,4,N] [--reps N]
  * NAME matches a substring of CL_PLATFORM_NAME / CL_DEVICE_NAME (e.g. "NVIDIA", "H100").
@@ -90,6 +94,41 @@ static void raw_rate(cl_context ctx, cl_command_queue q, size_t bytes, int pinne
     if (wrap)
         clReleaseMemObject(wrap);
     free(host);
+}
+
+/* Both directions at once: writes on q, reads on a second queue of the same device, each
+ * its own pinned buffer (FACTS.md: 88.5 GB/s in all on the H200). */
+static void raw_duplex_rate(cl_context ctx, cl_command_queue q, size_t bytes, int reps)
+{
+    cl_int err;
+    cl_device_id dev;
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &err);
+    char *a = aligned_alloc(4096, bytes), *b = aligned_alloc(4096, bytes);
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    cl_mem wa = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, bytes, a, &err);
+    cl_mem wb = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, bytes, b, &err);
+    cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    clEnqueueWriteBuffer(q, db, CL_TRUE, 0, bytes, b, 0, NULL, NULL);
+    double t = now();
+    for (int r = 0; r < reps; r++) {
+        clEnqueueWriteBuffer(q, da, CL_FALSE, 0, bytes, a, 0, NULL, NULL);
+        clEnqueueReadBuffer(q2, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL);
+    }
+    clFlush(q);
+    clFlush(q2);
+    clFinish(q);
+    clFinish(q2);
+    row("raw h2d+d2h, two queues, pinned", 2.0 * bytes * reps / 1048576.0, now() - t, 2.0 * reps);
+    clReleaseMemObject(da);
+    clReleaseMemObject(db);
+    clReleaseMemObject(wa);
+    clReleaseMemObject(wb);
+    clReleaseCommandQueue(q2);
+    free(a);
+    free(b);
 }
 
 /* How a virtual buffer's store meets the device: pinned (USE_HOST_PTR wrappers), staged
@@ -195,6 +234,50 @@ static double stream_d2h(struct run *r, uint64_t *xfers)
     return total;
 }
 
+/* Dirty streaming: window after window made resident (timed: each evicts an earlier, dirty
+ * window, written back and loaded) and marked dirty (as saxpy's y). *mib: both directions. */
+static double stream_evict(struct run *r, double *mib, uint64_t *xfers)
+{
+    struct vast_pool_stats a, b;
+    pagecache_get_pool_stats(r->pool, &a);
+    uint64_t x0 = device_transfers(r, 0) + device_transfers(r, 1);
+    double total = 0;
+    for (size_t p = 0; p < r->npages; p += r->window) {
+        size_t n = r->npages - p < r->window ? r->npages - p : r->window;
+        double t = now();
+        if (pagecache_make_resident(r->buf, p, n, VAST_PC_PIN, NULL) != 0) {
+            fprintf(stderr, "make_resident failed\n");
+            exit(1);
+        }
+        total += now() - t;
+        pagecache_mark_dirty(r->buf, p, n);
+        pagecache_unpin_range(r->buf, p, n);
+    }
+    pagecache_get_pool_stats(r->pool, &b);
+    *mib = (double)(b.h2d_bytes - a.h2d_bytes + b.d2h_bytes - a.d2h_bytes) / 1048576.0;
+    *xfers = device_transfers(r, 0) + device_transfers(r, 1) - x0;
+    return total;
+}
+
+/* Dirty streaming, simplex then duplex, the best of o->reps passes each (pinned store). */
+static void evict_rates(struct run *r, const struct opts *o)
+{
+    for (int duplex = 0; duplex < 2; duplex++) {
+        pagecache_configure_duplex(r->pool, duplex ? VAST_DUPLEX_DEFAULT_WINDOW : 0);
+        double best = 1e30, best_mib = 0, mib;
+        uint64_t best_x = 0, x;
+        stream_evict(r, &mib, &x); /* every page dirty and evicted once before timing */
+        for (int rep = 0; rep < o->reps; rep++) {
+            double t = stream_evict(r, &mib, &x);
+            if (t < best)
+                best = t, best_mib = mib, best_x = x;
+        }
+        row(duplex ? "pool evict+load, duplex" : "pool evict+load, simplex", best_mib, best,
+            (double)best_x);
+    }
+    pagecache_configure_duplex(r->pool, VAST_DUPLEX_DEFAULT_WINDOW);
+}
+
 /* Two rows per mode, the best of o->reps passes each (a first pass, not timed, pins the
  * store or makes the staging ring). */
 static void mode_rates(cl_context ctx, cl_command_queue q, const struct opts *o,
@@ -230,6 +313,8 @@ static void mode_rates(cl_context ctx, cl_command_queue q, const struct opts *o,
     }
     row(what[1], mib, best_h, (double)xh);
     row(what[0], mib, best_d, (double)xd);
+    if (m->path == PINNED)
+        evict_rates(&r, o);
     run_close(&r);
 }
 
@@ -289,6 +374,7 @@ int main(int argc, char **argv)
     size_t raw = o.budget < o.size ? o.budget : o.size;
     raw_rate(ctx, q, raw, 1, o.reps * 4);
     raw_rate(ctx, q, raw, 0, o.reps * 4);
+    raw_duplex_rate(ctx, q, raw, o.reps * 4);
     mode_rates(ctx, q, &o, &(struct mode){PINNED, 0});
     unsigned threads[16];
     size_t nt = thread_list(o.threads, threads, 16);

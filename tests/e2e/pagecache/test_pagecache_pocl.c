@@ -6,6 +6,9 @@
  * Then again with stores that are never pinned (VAST_DEVOPS_CL_NO_PIN, what VAST_PIN=0 does):
  * every transfer, however small, is staged through pinned slots of 256 KiB by two copy
  * threads, interleaved on the queue with the kernels; odd sizes through the device ops first.
+ * Duplex (write-backs on the backend's second queue): read_unordered and its tickets, wait()
+ * covering both queues, and dirty pages streamed through the pool (every random test above
+ * runs duplex too, the default); the same with the second queue turned off.
  * Exit status 0 on success. Seed: VAST_TEST_SEED (printed). */
 #include <CL/cl.h>
 #include <fcntl.h>
@@ -102,6 +105,42 @@ static void test_devops(void *dev)
     ops->unpin_host(dev, pin);
     ops->free_chunk(dev, a);
     ops->free_chunk(dev, b);
+    free(src);
+    free(dst);
+}
+
+/* read_unordered (on the second queue where there is one) and its ticket; wait() must cover
+ * that queue: 32 MiB read back, checked after wait() and before its ticket is waited for. */
+static void test_duplex_devops(void *dev, int expect_duplex)
+{
+    const struct vast_device_ops *ops = &vast_devops_opencl;
+    CHECK(pagecache_devops_opencl_duplex(dev) == expect_duplex);
+    size_t size = (size_t)32 << 20;
+    vast_dev_chunk c;
+    CHECK_RC(ops->alloc_chunk(dev, size, &c));
+    unsigned char *src = aligned_alloc(4096, size), *dst = aligned_alloc(4096, size);
+    vast_host_pin ps = NULL, pd = NULL;
+    CHECK_RC(ops->pin_host(dev, src, size, &ps));
+    CHECK_RC(ops->pin_host(dev, dst, size, &pd));
+    for (int rep = 0; rep < 4; rep++) {
+        for (size_t i = 0; i < size; i += 4096)
+            memset(src + i, (int)(rnd() & 0xff), 4096);
+        memset(dst, 0xEE, size);
+        CHECK_RC(ops->write(dev, c, 0, src, size, ps));
+        CHECK_RC(ops->wait(dev));
+        void *ticket = NULL;
+        CHECK_RC(ops->read_unordered(dev, c, 0, dst, size, pd, &ticket));
+        CHECK(ticket != NULL);
+        if (rep % 2 == 0) { /* wait() alone must have brought every byte */
+            CHECK_RC(ops->wait(dev));
+            CHECK(memcmp(dst, src, size) == 0);
+        }
+        CHECK_RC(ops->wait_ticket(dev, ticket));
+        CHECK(memcmp(dst, src, size) == 0);
+    }
+    ops->unpin_host(dev, ps);
+    ops->unpin_host(dev, pd);
+    ops->free_chunk(dev, c);
     free(src);
     free(dst);
 }
@@ -207,6 +246,65 @@ static void test_virtual_buffer(struct vast_pool *pool, size_t size, int steps, 
     munmap(shadow, size);
 }
 
+/* A cheap "kernel" for streaming: every page of [first, first+count) filled on the device
+ * (on the application's queue, not the pool's), checked first against what was loaded. */
+static void device_fill(struct vast_pc_buffer *buf, unsigned char *shadow, size_t first,
+                        size_t count, cl_uchar v)
+{
+    struct vast_frame_loc *locs = malloc(count * sizeof *locs);
+    unsigned char *got = malloc(PG);
+    CHECK_RC(pagecache_make_resident(buf, first, count, VAST_PC_PIN, locs));
+    for (size_t i = 0; i < count; i++) {
+        cl_mem m = pagecache_devops_opencl_mem(locs[i].chunk);
+        CHECK(clEnqueueReadBuffer(queue, m, CL_TRUE, locs[i].offset, PG, got, 0, NULL, NULL) ==
+              CL_SUCCESS);
+        CHECK(memcmp(got, shadow + (first + i) * PG, PG) == 0);
+        CHECK(clEnqueueFillBuffer(queue, m, &v, 1, locs[i].offset, PG, 0, NULL, NULL) ==
+              CL_SUCCESS);
+        memset(shadow + (first + i) * PG, v, PG);
+    }
+    CHECK(clFinish(queue) == CL_SUCCESS);
+    CHECK_RC(pagecache_mark_dirty(buf, first, count));
+    pagecache_unpin_range(buf, first, count);
+    free(got);
+    free(locs);
+}
+
+/* saxpy's y: 1 MiB partitions of a buffer 8x the pool, each checked and rewritten on the
+ * device, so every partition evicts dirty pages of an earlier one; write-backs in windows of
+ * `window` bytes (0: simplex). Three passes, then everything is checked. */
+static void test_streaming(struct vast_pool *pool, size_t window)
+{
+    pagecache_configure_duplex(pool, window);
+    size_t size = 8 * BUDGET, part = (size_t)1 << 20;
+    struct vast_backing *store;
+    struct vast_pc_buffer *buf;
+    CHECK_RC(pagecache_create_backing(size, 0, &store));
+    CHECK_RC(pagecache_create_buffer(pool, store, &buf));
+    unsigned char *shadow = calloc(1, size);
+    struct vast_pool_stats a, b;
+    pagecache_get_pool_stats(pool, &a);
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t off = 0; off < size; off += part)
+            device_fill(buf, shadow, off / PG, part / PG, (cl_uchar)(pass * 37 + off / part));
+    pagecache_get_pool_stats(pool, &b);
+    CHECK_RC(pagecache_flush_range(buf, 0, size));
+    CHECK(memcmp(pagecache_backing_base(store), shadow, size) == 0);
+    printf("  streaming, window %zu KiB: dirty evictions %llu, unordered write-backs %llu, "
+           "loads beside write-backs %.1f of %.1f MiB\n", window >> 10,
+           (unsigned long long)(b.dirty_evictions - a.dirty_evictions),
+           (unsigned long long)(b.unordered_d2h_transfers - a.unordered_d2h_transfers),
+           (b.overlap_h2d_bytes - a.overlap_h2d_bytes) / 1048576.0,
+           (b.h2d_bytes - a.h2d_bytes) / 1048576.0);
+    CHECK(b.dirty_evictions - a.dirty_evictions >= 2 * size / PG);
+    CHECK((b.unordered_d2h_transfers > a.unordered_d2h_transfers) == (window != 0));
+    CHECK((b.overlap_h2d_bytes > a.overlap_h2d_bytes) == (window != 0));
+    CHECK_RC(pagecache_release_buffer(buf));
+    pagecache_destroy_backing(store);
+    free(shadow);
+    pagecache_configure_duplex(pool, VAST_DUPLEX_DEFAULT_WINDOW);
+}
+
 static void test_mmap_file(struct vast_pool *pool)
 {
     size_t size = (size_t)64 << 20;
@@ -308,13 +406,23 @@ int main(void)
     void *dev;
     CHECK_RC(pagecache_create_devops_opencl(ctx, queue, 0, &dev));
     test_devops(dev);
+    test_duplex_devops(dev, 1);
     struct vast_pool *pool;
     CHECK_RC(pagecache_create_pool(&vast_devops_opencl, dev, BUDGET, PG, (size_t)1 << 20, &pool));
     printf("pool: %zu frames of %zu KiB in %zu chunks\n", pool->nframes, PG >> 10, pool->nchunks);
+    test_streaming(pool, (size_t)256 << 10);
+    test_streaming(pool, 0);
     test_virtual_buffer(pool, 8 * BUDGET, 400, (size_t)1 << 20);
     test_virtual_buffer(pool, 64 * BUDGET, 400, (size_t)2 << 20);
     test_virtual_buffer(pool, (size_t)3 << 30, 150, (size_t)1 << 20); /* > PoCL max alloc */
     test_mmap_file(pool);
+    pagecache_destroy_pool(pool);
+    pagecache_destroy_devops_opencl(dev);
+    CHECK_RC(pagecache_create_devops_opencl(ctx, queue, VAST_DEVOPS_CL_NO_DUPLEX, &dev));
+    test_duplex_devops(dev, 0); /* read_unordered on the one queue: still within contract */
+    CHECK_RC(pagecache_create_pool(&vast_devops_opencl, dev, BUDGET, PG, (size_t)1 << 20, &pool));
+    printf("one queue (VAST_DEVOPS_CL_NO_DUPLEX):\n");
+    test_streaming(pool, (size_t)256 << 10);
     pagecache_destroy_pool(pool);
     pagecache_destroy_devops_opencl(dev);
     test_staged_pool();

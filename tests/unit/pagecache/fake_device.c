@@ -1,5 +1,7 @@
-/* fake_device.c: see fake_device.h. */
+/* fake_device.c: see fake_device.h. Once lanes are enabled, transfers are queued on
+ * fake_lanes.c's deferred lanes instead of moving bytes at once. */
 #include "fake_device.h"
+#include "fake_lanes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@ void fake_device_init(struct fake_device *d)
     atomic_store(&d->fail_write_after, -1);
     atomic_store(&d->fail_read_after, -1);
     atomic_store(&d->fail_alloc_after, -1);
+    atomic_store(&d->fail_pin_after, -1);
     atomic_store(&d->fail_ticket_after, -1);
     atomic_store(&d->fail_slot_alloc_after, -1);
 }
@@ -24,6 +27,7 @@ void fake_device_fini(struct fake_device *d)
 {
     pagecache_destroy_staging(d->staging);
     d->staging = NULL;
+    fake_lanes_fini(d);
 }
 
 void fake_device_reset_counts(struct fake_device *d)
@@ -87,9 +91,11 @@ static int f_write(void *dev, vast_dev_chunk dst, size_t off, const void *host, 
     }
     if (fault(&d->fail_write_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
-    memcpy(c->mem + off, host, n);
     atomic_fetch_add(&d->writes, 1);
     atomic_fetch_add(&d->write_bytes, n);
+    if (d->lanes)
+        return fake_lanes_submit(d, 0, FAKE_OP_H2D, c, off, (void *)host, n, 0, NULL);
+    memcpy(c->mem + off, host, n);
     return VAST_PC_OK;
 }
 
@@ -105,9 +111,11 @@ static int f_read(void *dev, vast_dev_chunk src, size_t off, void *host, size_t 
     }
     if (fault(&d->fail_read_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
-    memcpy(host, c->mem + off, n);
     atomic_fetch_add(&d->reads, 1);
     atomic_fetch_add(&d->read_bytes, n);
+    if (d->lanes)
+        return fake_lanes_submit(d, 0, FAKE_OP_D2H, c, off, host, n, 0, NULL);
+    memcpy(host, c->mem + off, n);
     return VAST_PC_OK;
 }
 
@@ -115,16 +123,21 @@ static int f_copy(void *dev, vast_dev_chunk dst, size_t doff, vast_dev_chunk src
                   size_t n)
 {
     struct fake_device *d = dev;
-    memmove(((struct fake_chunk *)dst)->mem + doff, ((struct fake_chunk *)src)->mem + soff, n);
     atomic_fetch_add(&d->copies, 1);
+    if (d->lanes)
+        return fake_lanes_submit(d, 0, FAKE_OP_COPY, dst, doff,
+                                 ((struct fake_chunk *)src)->mem + soff, n, 0, NULL);
+    memmove(((struct fake_chunk *)dst)->mem + doff, ((struct fake_chunk *)src)->mem + soff, n);
     return VAST_PC_OK;
 }
 
 static int f_pin(void *dev, void *host, size_t n, vast_host_pin *out)
 {
-    (void)n;
     struct fake_device *d = dev;
-    if (d->no_pin)
+    atomic_fetch_add(&d->pin_calls, 1);
+    if (d->on_pin)
+        d->on_pin(d, host, n);
+    if (d->no_pin || fault(&d->fail_pin_after))
         return VAST_PC_ERR_UNSUPPORTED;
     atomic_fetch_add(&d->pins, 1);
     *out = host; /* any non-NULL handle */
@@ -139,8 +152,9 @@ static void f_unpin(void *dev, vast_host_pin pin)
 
 static int f_wait(void *dev)
 {
-    atomic_fetch_add(&((struct fake_device *)dev)->waits, 1);
-    return VAST_PC_OK;
+    struct fake_device *d = dev;
+    atomic_fetch_add(&d->waits, 1);
+    return d->lanes ? fake_lanes_wait(d) : VAST_PC_OK;
 }
 
 const struct vast_device_ops fake_device_ops = {
@@ -193,6 +207,9 @@ static int f_slot_transfer(struct fake_device *d, int to_device, struct fake_chu
 {
     if (fault(to_device ? &d->fail_write_after : &d->fail_read_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
+    if (d->lanes) /* on the ordered lane, in order with everything else there */
+        return fake_lanes_submit(d, 0, to_device ? FAKE_OP_H2D : FAKE_OP_D2H, c, off, slot, n,
+                                 1, ticket);
     struct fake_ticket *t = malloc(sizeof *t);
     if (!t)
         return VAST_PC_ERR_HOST_MEMORY;
@@ -223,6 +240,8 @@ static int f_slot_read(void *dev, vast_dev_chunk src, size_t off, void *slot, si
 static int f_wait_ticket(void *dev, void *ticket)
 {
     struct fake_device *d = dev;
+    if (d->lanes)
+        return fake_lanes_wait_ticket(d, ticket);
     struct fake_ticket *t = ticket;
     int failed = fault(&d->fail_ticket_after);
     if (!failed && t->to_device) {

@@ -1,7 +1,9 @@
 /* fake_device.h: a struct vast_device_ops over host memory for the page cache unit tests.
  * Chunks are malloc'ed and poisoned (0xA5) so a page used before it is loaded shows up;
  * every transfer is counted; writes, reads and allocations can be made to fail after N
- * successful calls (fault injection). Synchronous, thread-safe (atomic counters).
+ * successful calls (fault injection). Synchronous, thread-safe (atomic counters). pin_host
+ * can fail after N pins too, and calls an optional hook first (tests of the background
+ * pinner count pins per granule and hold the worker inside a pin through it).
  * It also offers struct vast_staging_ops (fake_staging_ops) and, once staging is enabled,
  * refuses to pin and stages unpinned transfers like devops_opencl.c. Its ticketed slot
  * transfers are deferred: the bytes move when the ticket is waited for, so staging that
@@ -9,6 +11,7 @@
 #ifndef VAST_TEST_FAKE_DEVICE_H
 #define VAST_TEST_FAKE_DEVICE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include "devops.h"
@@ -27,6 +30,11 @@ struct fake_device {
     _Atomic unsigned long writes, reads, copies, fills, allocs, frees, pins, unpins, waits;
     _Atomic unsigned long write_bytes, read_bytes;
     _Atomic size_t alloc_sizes[16];  /* first 16 chunk sizes */
+    _Atomic long fail_pin_after;     /* pin_host fails (like no_pin) once it reaches 0 */
+    _Atomic unsigned long pin_calls; /* every pin_host call, refused ones included */
+    /* Called by pin_host on every call before it decides (any thread; NULL: none). */
+    void (*on_pin)(struct fake_device *d, void *host, size_t bytes);
+    void *on_pin_ctx;
     /* staging */
     int no_pin;                      /* pin_host fails */
     struct vast_staging *staging;    /* unpinned write/read go through it (may decline) */
@@ -35,6 +43,7 @@ struct fake_device {
     _Atomic unsigned long slot_writes, slot_reads, slot_allocs, slot_frees;
     _Atomic long tickets_out;        /* slot transfers issued and not yet waited for */
     _Atomic long max_tickets_out;    /* most ever at once (the ring overlapped transfers) */
+    struct fake_lanes *lanes;        /* duplex model (below); NULL: synchronous */
 };
 
 extern const struct vast_device_ops fake_device_ops;
@@ -48,5 +57,47 @@ int fake_device_enable_staging(struct fake_device *d, const struct vast_staging_
 void fake_device_fini(struct fake_device *d);
 /* Device memory of a frame location (tests play "kernel" through it). */
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk);
+
+/* ---------- duplex: two deferred lanes (fake_lanes.c) ----------
+ * fake_device_enable_lanes models devops_opencl.c's two queues, as hostile as devops.h lets
+ * a device be. Every transfer is deferred: write, read, copy and staging's slot transfers go
+ * on the ordered lane, read_unordered (fake_duplex_ops() only) on the unordered lane, each
+ * lane in issue order, and nothing runs until someone must wait for it (wait(): both lanes;
+ * a ticket: its lane up to it). Then, while both lanes have work, their heads run in the
+ * order `order` picks, which nothing on the device constrains (devops.h: the page cache
+ * orders the lanes only from the host, through tickets):
+ *   FAKE_H2D_FIRST: the ordered lane (the loads) first: a load issued before the write-back
+ *     reading its frame was waited for lands first, and the write-back saves the new bytes;
+ *   FAKE_D2H_FIRST: the unordered lane (the write-backs) first: a write-back issued before an
+ *     earlier load or update of its frame was waited for reads the old bytes;
+ *   FAKE_RANDOM: a seeded random choice at every step.
+ * Bytes move when an operation runs, host bytes included, so a buffer touched before its
+ * transfer was waited for shows up too. Failures can be injected when an operation runs
+ * (fail_run_*: -1 never, else after N more of that direction); a failed un-ticketed one is
+ * reported by the next wait() (first error wins), a ticketed one by its ticket only, as
+ * OpenCL's clFinish does not reliably report a failed command's status. Thread-safe (one
+ * mutex; whoever waits runs every thread's operations, as a device would). */
+enum fake_order { FAKE_H2D_FIRST, FAKE_D2H_FIRST, FAKE_RANDOM };
+
+struct fake_op;
+struct fake_lanes {
+    pthread_mutex_t lock;            /* everything below but the atomics */
+    enum fake_order order;
+    uint64_t rng;
+    struct fake_op *head[2], *tail[2]; /* [0] ordered, [1] unordered */
+    size_t pending[2];
+    int error;                       /* first failure of an un-ticketed op since wait() */
+    _Atomic long fail_run_h2d_after, fail_run_d2h_after;
+    _Atomic unsigned long unordered_reads;     /* read_unordered calls (direct ones) */
+    _Atomic unsigned long loads_beside_writebacks; /* h2d issued while an unordered read pended */
+    _Atomic unsigned long max_unordered_pending;
+};
+
+/* The fake's ops plus read_unordered and wait_ticket; use with lanes enabled. */
+const struct vast_device_ops *fake_duplex_ops(void);
+int fake_device_enable_lanes(struct fake_device *d, enum fake_order order, unsigned seed);
+/* Operations issued and not yet run, both lanes (0 whenever nothing is in flight). */
+size_t fake_lanes_pending(struct fake_device *d);
+const char *fake_order_name(enum fake_order order);
 
 #endif

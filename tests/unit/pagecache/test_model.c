@@ -6,7 +6,9 @@
  * Both run again with the device refusing to pin, so every transfer is staged through a ring
  * of one-page slots with two copy threads (staging.h; the fake's slot transfers are deferred).
  * And both run with every host-side copy split over a shared pool of three copy threads in
- * one-page parts (hostcopy.h), so the 16 threads also contend for that pool.
+ * one-page parts (hostcopy.h), so the 16 threads also contend for that pool. And both run
+ * duplex: write-backs on the fake's unordered lane in windows of two pages, every transfer
+ * deferred and the two lanes run in a hostile order (fake_device.h), direct and staged.
  * Seeds are fixed (VAST_TEST_SEED overrides) and printed; outputs are poisoned first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,17 +167,35 @@ static void run_model(struct model *m, int steps, int allow_discard, size_t dev_
     }
 }
 
-/* staged: no pin, every transfer through one-page slots (multi-page runs use several). */
-static void device_init(struct fake_device *dev, int staged)
+#define SIMPLEX (-1) /* a synchronous device without read_unordered */
+
+/* staged: no pin, every transfer through one-page slots (multi-page runs use several).
+ * order: SIMPLEX, or the hostile order of the duplex lanes. Returns the ops for the pool. */
+static const struct vast_device_ops *device_init(struct fake_device *dev, int staged, int order,
+                                                 unsigned seed)
 {
     fake_device_init(dev);
     struct vast_staging_config cfg = {.slot_bytes = PG, .threads = 2, .direct_below = 1};
     if (staged)
         assert_int_equal(fake_device_enable_staging(dev, &cfg), 0);
+    if (order == SIMPLEX)
+        return &fake_device_ops;
+    printf("duplex, lanes %s\n", fake_order_name((enum fake_order)order));
+    assert_int_equal(fake_device_enable_lanes(dev, (enum fake_order)order, seed), 0);
+    return fake_duplex_ops();
+}
+
+/* Pools of duplex devices write back in windows of two pages. */
+static void pool_init(struct vast_pool *pool, int order)
+{
+    if (order != SIMPLEX)
+        pagecache_configure_duplex(pool, 2 * PG);
 }
 
 static void device_fini(struct fake_device *dev, int staged)
 {
+    if (dev->lanes)
+        assert_int_equal(fake_lanes_pending(dev), 0);
     if (staged) {
         struct vast_staging_stats st;
         pagecache_get_staging_stats(dev->staging, &st);
@@ -190,16 +210,17 @@ static void device_fini(struct fake_device *dev, int staged)
     fake_device_fini(dev);
 }
 
-static void run_model_single(int staged)
+static void run_model_single(int staged, int order)
 {
     unsigned seed = seed_base();
     printf("seed %u\n", seed);
     struct fake_device dev;
-    device_init(&dev, staged);
+    const struct vast_device_ops *ops = device_init(&dev, staged, order, seed);
     struct vast_pool *pool;
     struct vast_backing *store;
     size_t size = 64 * PG - 123; /* 8x the pool, last page partial */
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 8 * PG, PG, 3 * PG, &pool), 0);
+    assert_int_equal(pagecache_create_pool(ops, &dev, 8 * PG, PG, 3 * PG, &pool), 0);
+    pool_init(pool, order);
     assert_int_equal(pagecache_create_backing(size, 0, &store), 0);
     struct model m = {.lo = 0, .len = size, .rng = seed};
     assert_int_equal(pagecache_create_buffer(pool, store, &m.buf), 0);
@@ -213,10 +234,14 @@ static void run_model_single(int staged)
     assert_memory_equal(all, m.shadow, size);
     struct vast_pool_stats st;
     pagecache_get_pool_stats(pool, &st);
-    printf("evictions %llu (dirty %llu), h2d %llu, d2h %llu\n",
+    printf("evictions %llu (dirty %llu), h2d %llu, d2h %llu (unordered %llu), overlap %llu B\n",
            (unsigned long long)st.evictions, (unsigned long long)st.dirty_evictions,
-           (unsigned long long)st.h2d_transfers, (unsigned long long)st.d2h_transfers);
+           (unsigned long long)st.h2d_transfers, (unsigned long long)st.d2h_transfers,
+           (unsigned long long)st.unordered_d2h_transfers,
+           (unsigned long long)st.overlap_h2d_bytes);
     assert_true(st.dirty_evictions > 100); /* the test exercised write-back under eviction */
+    if (order != SIMPLEX)
+        assert_true(st.unordered_d2h_transfers > 100 && (staged || st.overlap_h2d_bytes > 0));
     assert_int_equal(pagecache_release_buffer(m.buf), 0);
     pagecache_destroy_backing(store);
     pagecache_destroy_pool(pool);
@@ -229,13 +254,13 @@ static void run_model_single(int staged)
 static void test_model_single(void **state)
 {
     (void)state;
-    run_model_single(0);
+    run_model_single(0, SIMPLEX);
 }
 
 static void test_model_single_staged(void **state)
 {
     (void)state;
-    run_model_single(1);
+    run_model_single(1, SIMPLEX);
 }
 
 #define NTHREADS 8
@@ -248,16 +273,17 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static void run_model_threads(int staged)
+static void run_model_threads(int staged, int order)
 {
     unsigned seed = seed_base();
     struct fake_device dev;
-    device_init(&dev, staged);
+    const struct vast_device_ops *ops = device_init(&dev, staged, order, seed);
     struct vast_pool *pool;
     /* 16 threads pin at most 3 pages each (a device write spans <= 3 pages, host writes
      * pin <= 2 boundary pages): 48 frames never run out; 64 keep eviction busy.
      * 8 users, each with a private buffer and a slice of a shared one: 16 threads. */
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 64 * PG, PG, 16 * PG, &pool), 0);
+    assert_int_equal(pagecache_create_pool(ops, &dev, 64 * PG, PG, 16 * PG, &pool), 0);
+    pool_init(pool, order);
     struct vast_backing *shared_store, *priv_store[NTHREADS];
     struct vast_pc_buffer *shared;
     size_t shared_size = NTHREADS * SHARED_PAGES_PER_THREAD * PG;
@@ -310,13 +336,25 @@ static void run_model_threads(int staged)
 static void test_model_threads(void **state)
 {
     (void)state;
-    run_model_threads(0);
+    run_model_threads(0, SIMPLEX);
 }
 
 static void test_model_threads_staged(void **state)
 {
     (void)state;
-    run_model_threads(1);
+    run_model_threads(1, SIMPLEX);
+}
+
+/* Duplex: every order, direct and staged, one thread and sixteen. */
+static void test_model_duplex(void **state)
+{
+    (void)state;
+    for (int order = FAKE_H2D_FIRST; order <= FAKE_RANDOM; order++) {
+        run_model_single(0, order);
+        run_model_single(1, order);
+        run_model_threads(0, order);
+        run_model_threads(1, order);
+    }
 }
 
 /* Every host copy (Read/Write/Fill/Copy) through the process's copy pool, in 4 KiB parts. */
@@ -333,7 +371,7 @@ static void test_model_single_parallel_copy(void **state)
     struct vast_host_copy_stats a, b;
     parallel_host_copies(1);
     pagecache_get_host_copy_stats(&a);
-    run_model_single(0);
+    run_model_single(0, SIMPLEX);
     pagecache_get_host_copy_stats(&b);
     assert_true(b.parallel - a.parallel > 1000);
     parallel_host_copies(0);
@@ -343,8 +381,8 @@ static void test_model_threads_parallel_copy(void **state)
 {
     (void)state;
     parallel_host_copies(1);
-    run_model_threads(0);
-    run_model_threads(1);
+    run_model_threads(0, SIMPLEX);
+    run_model_threads(1, SIMPLEX);
     parallel_host_copies(0);
 }
 
@@ -357,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_model_threads_staged),
         cmocka_unit_test(test_model_single_parallel_copy),
         cmocka_unit_test(test_model_threads_parallel_copy),
+        cmocka_unit_test(test_model_duplex),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pagecache_host_copy_shutdown();

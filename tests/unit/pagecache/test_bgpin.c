@@ -1,0 +1,390 @@
+/* test_bgpin.c: the background pinner of backing.c over the fake device: a queued store gets
+ * pinned with no transfer (VAST's mapping and the application's memory, never past the end);
+ * destroying a store while the worker pins it waits for that granule only and leaves nothing
+ * pinned (run it under ASan: the worker must never touch a freed store); no pin_host, or a
+ * device refusing pins (what VAST_PIN=0 makes devops_opencl do), pins nothing, and a refused
+ * pin stops the rest of the store; transfers racing the worker pin each granule once, and a
+ * transfer never waits for the worker's pin of a granule it does not need. The fake's pin hook
+ * counts pin_host calls per granule and can hold the worker inside a pin. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake_device.h"
+#include "pagecache.h"
+
+#define PG 4096u
+#define GRAN ((size_t)16 << 10) /* 4 pages per pin granule */
+#define MAX_GRANULES 64
+
+/* What the pin hook sees: pin_host calls per granule of one store, ranges out of the store,
+ * and a gate that holds the caller pinning granule `hold_granule` until it is opened. */
+struct tracker {
+    char *base;
+    size_t size;
+    _Atomic unsigned calls[MAX_GRANULES];
+    _Atomic size_t bytes;
+    _Atomic int outside;      /* a pin not on a granule boundary or past the store */
+    long hold_granule;        /* -1: hold nobody */
+    _Atomic int held, open;   /* someone is held / the gate is open */
+    unsigned delay_us;        /* every pin takes this long (widens races) */
+};
+
+static void sleep_us(unsigned us)
+{
+    struct timespec t = {us / 1000000, (long)(us % 1000000) * 1000};
+    nanosleep(&t, NULL);
+}
+
+/* Polls flag until it is set; 0 after ~5 s. */
+static int wait_flag(_Atomic int *flag)
+{
+    for (int i = 0; i < 5000 && !atomic_load(flag); i++)
+        sleep_us(1000);
+    return atomic_load(flag);
+}
+
+static void on_pin(struct fake_device *d, void *host, size_t bytes)
+{
+    struct tracker *t = d->on_pin_ctx;
+    char *p = host;
+    if (p < t->base || p + bytes > t->base + t->size || (size_t)(p - t->base) % GRAN) {
+        atomic_store(&t->outside, 1);
+        return;
+    }
+    size_t g = (size_t)(p - t->base) / GRAN;
+    atomic_fetch_add(&t->calls[g], 1);
+    atomic_fetch_add(&t->bytes, bytes);
+    if (t->delay_us)
+        sleep_us(t->delay_us);
+    if ((long)g == t->hold_granule) {
+        atomic_store(&t->held, 1);
+        while (!atomic_load(&t->open))
+            sleep_us(200);
+    }
+}
+
+static void track(struct fake_device *d, struct tracker *t, struct vast_backing *b)
+{
+    memset(t, 0, sizeof *t);
+    t->base = pagecache_backing_base(b);
+    t->size = pagecache_backing_size(b);
+    t->hold_granule = -1;
+    d->on_pin_ctx = t;
+    d->on_pin = on_pin;
+}
+
+static struct vast_backing *new_store(size_t bytes)
+{
+    struct vast_backing *b;
+    assert_int_equal(pagecache_create_backing(bytes, 0, &b), 0);
+    pagecache_set_pin_granule(b, GRAN);
+    return b;
+}
+
+/* (a) Stores queued at creation are pinned granule by granule with no transfer: VAST's own
+ * mapping and the application's memory, the last granule clipped to the store's size. */
+static void test_pinned_without_transfer(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 16 * PG, PG, 16 * PG, &pool), 0);
+    size_t own_size = 8 * GRAN - 1000, app_size = 5 * GRAN + 123;
+    struct vast_backing *own = new_store(own_size), *app;
+    char *mem = malloc(app_size);
+    assert_int_equal(pagecache_wrap_backing(mem, app_size, &app), 0);
+    pagecache_set_pin_granule(app, GRAN);
+    struct tracker t;
+    track(&dev, &t, own);
+    struct vast_pc_buffer *buf;
+    assert_int_equal(pagecache_create_buffer(pool, own, &buf), 0);
+    assert_int_equal(pagecache_pin_backing_in_background(own, &fake_device_ops, &dev), 0);
+    pagecache_wait_background_pins();
+    assert_int_equal(pagecache_backing_pinned_granules(own), 8);
+    for (int g = 0; g < 8; g++)
+        assert_int_equal(t.calls[g], 1);
+    assert_int_equal(t.bytes, own_size); /* never past the end of the store */
+    assert_false(t.outside);
+    track(&dev, &t, app);
+    assert_int_equal(pagecache_pin_backing_in_background(app, &fake_device_ops, &dev), 0);
+    pagecache_wait_background_pins();
+    assert_int_equal(pagecache_backing_pinned_granules(app), 6);
+    assert_int_equal(t.bytes, app_size);
+    assert_false(t.outside);
+    assert_int_equal(dev.writes + dev.reads, 0);
+    assert_int_equal(dev.pins, 14);
+    /* a transfer now finds its granule pinned: no further pin_host call */
+    track(&dev, &t, own);
+    assert_int_equal(pagecache_make_resident(buf, 9, 2, 0, NULL), 0);
+    assert_int_equal(dev.pin_calls, 14);
+    assert_int_equal(pagecache_release_buffer(buf), 0);
+    pagecache_destroy_backing(own);
+    pagecache_destroy_backing(app);
+    free(mem);
+    assert_int_equal(dev.unpins, 14);
+    pagecache_destroy_pool(pool);
+}
+
+struct destroyer {
+    struct vast_backing *b;
+    _Atomic int done;
+};
+
+static void *destroy_main(void *arg)
+{
+    struct destroyer *d = arg;
+    pagecache_destroy_backing(d->b);
+    atomic_store(&d->done, 1);
+    return NULL;
+}
+
+/* (b) Destroying a store while the worker is inside pin_host for it waits for that granule
+ * only, leaves nothing pinned, and the worker never touches the store again; a store still
+ * queued behind another is destroyed at once, never pinned. */
+static void test_destroy_while_pinning(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_backing *a = new_store(16 * GRAN), *queued = new_store(4 * GRAN);
+    struct tracker t;
+    track(&dev, &t, a);
+    t.hold_granule = 1;
+    assert_int_equal(pagecache_pin_backing_in_background(a, &fake_device_ops, &dev), 0);
+    assert_int_equal(pagecache_pin_backing_in_background(queued, &fake_device_ops, &dev), 0);
+    assert_true(wait_flag(&t.held)); /* the worker is pinning granule 1 of a */
+    /* the store behind it goes at once; a waits for its granule in progress, and only for
+     * it (the gate is opened before any assertion, so a failure cannot hang the exit) */
+    struct destroyer dq = {queued, 0}, da = {a, 0};
+    pthread_t th[2];
+    assert_int_equal(pthread_create(&th[0], NULL, destroy_main, &dq), 0);
+    int queued_went = wait_flag(&dq.done);
+    assert_int_equal(pthread_create(&th[1], NULL, destroy_main, &da), 0);
+    sleep_us(50000);
+    int a_waited = !atomic_load(&da.done);
+    atomic_store(&t.open, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(queued_went);
+    assert_true(a_waited);
+    assert_true(atomic_load(&da.done));
+    assert_int_equal(dev.pin_calls, 2); /* granules 0 and 1 of a; nothing of `queued` */
+    assert_int_equal(dev.unpins, dev.pins);
+    pagecache_wait_background_pins();
+    sleep_us(20000);
+    assert_int_equal(dev.pin_calls, 2);
+    assert_int_equal(dev.unpins, dev.pins);
+    assert_false(t.outside);
+    dev.on_pin = NULL;
+}
+
+static void slow_pin(struct fake_device *d, void *host, size_t bytes)
+{
+    (void)d, (void)host, (void)bytes;
+    sleep_us(50);
+}
+
+/* (b) again, as a race: stores destroyed at random points of their pinning (each pin takes
+ * 50 us, so most destroys land while the worker is inside pin_host). */
+static void test_destroy_race(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    dev.on_pin = slow_pin;
+    srand(7);
+    for (int i = 0; i < 300; i++) {
+        struct vast_backing *b = new_store((size_t)(1 + rand() % 8) * GRAN - (size_t)(rand() % 100));
+        assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+        if (i % 3)
+            sleep_us((unsigned)(rand() % 200));
+        pagecache_destroy_backing(b);
+        assert_int_equal(dev.unpins, dev.pins);
+    }
+    pagecache_wait_background_pins();
+    assert_int_equal(dev.unpins, dev.pins);
+}
+
+/* (c) No pin_host: nothing is queued, nothing pinned. A device refusing every pin (devops_opencl
+ * with VAST_PIN=0) pins nothing and is asked once per store, not once per granule. */
+static void test_no_pin_host(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_device_ops no_pin_ops = fake_device_ops;
+    no_pin_ops.pin_host = NULL;
+    struct vast_backing *b = new_store(8 * GRAN);
+    assert_int_equal(pagecache_pin_backing_in_background(b, &no_pin_ops, &dev),
+                     VAST_PC_ERR_UNSUPPORTED);
+    pagecache_wait_background_pins();
+    assert_int_equal(dev.pin_calls, 0);
+    assert_int_equal(pagecache_backing_pinned_granules(b), 0);
+    pagecache_destroy_backing(b);
+    dev.no_pin = 1;
+    b = new_store(8 * GRAN);
+    assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+    pagecache_wait_background_pins();
+    assert_int_equal(dev.pin_calls, 1);
+    assert_int_equal(dev.pins, 0);
+    assert_int_equal(pagecache_backing_pinned_granules(b), 0);
+    pagecache_destroy_backing(b);
+    assert_int_equal(dev.unpins, 0);
+}
+
+/* (c) Memory pressure: the first refused pin stops the store's remaining granules; transfers
+ * still pin the untried ones themselves, as without the worker. */
+static void test_refused_pin_stops_store(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    atomic_store(&dev.fail_pin_after, 3);
+    struct vast_backing *b = new_store(16 * GRAN);
+    assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+    pagecache_wait_background_pins();
+    assert_int_equal(dev.pins, 3);
+    assert_int_equal(dev.pin_calls, 4);
+    assert_int_equal(pagecache_backing_pinned_granules(b), 3);
+    atomic_store(&dev.fail_pin_after, -1);
+    assert_null(pagecache_pin_backing(b, &fake_device_ops, &dev, 3 * GRAN, 1)); /* refused once */
+    assert_non_null(pagecache_pin_backing(b, &fake_device_ops, &dev, 10 * GRAN, 1));
+    assert_int_equal(dev.pin_calls, 5);
+    pagecache_destroy_backing(b);
+    assert_int_equal(dev.unpins, 4);
+}
+
+struct loader {
+    struct vast_pc_buffer *buf;
+    int order;              /* 0: descending granules, 1: a stride through them from 0 */
+    size_t n;               /* granules (odd stride 13: each one visited once) */
+    size_t first, count;    /* order 2: these pages only */
+    _Atomic int done;
+};
+
+static void *load_main(void *arg)
+{
+    struct loader *l = arg;
+    size_t pages_per_granule = GRAN / PG, n = l->n;
+    if (l->order == 2) {
+        int rc = pagecache_make_resident(l->buf, l->first, l->count, 0, NULL);
+        atomic_store(&l->done, 1);
+        return rc ? (void *)1 : NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t g = l->order ? (i * 13) % n : n - 1 - i;
+        if (pagecache_make_resident(l->buf, g * pages_per_granule, 1, 0, NULL) != 0)
+            return (void *)1;
+    }
+    atomic_store(&l->done, 1);
+    return NULL;
+}
+
+/* (d) Transfers racing the worker: every granule gets exactly one pin_host call. */
+static void test_transfers_race_worker(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 256 * PG, PG, 256 * PG, &pool), 0);
+    for (int iter = 0; iter < 20; iter++) {
+        struct vast_backing *b = new_store(32 * GRAN);
+        struct tracker t;
+        track(&dev, &t, b);
+        t.delay_us = 30;
+        struct vast_pc_buffer *buf;
+        assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
+        assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+        struct loader l[2] = {{.buf = buf, .order = 0, .n = 32}, {.buf = buf, .order = 1, .n = 32}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, load_main, &l[i]), 0);
+        for (int i = 0; i < 2; i++) {
+            void *rc;
+            pthread_join(th[i], &rc);
+            assert_null(rc);
+        }
+        pagecache_wait_background_pins();
+        for (int g = 0; g < 32; g++)
+            assert_int_equal(t.calls[g], 1);
+        assert_int_equal(pagecache_backing_pinned_granules(b), 32);
+        assert_int_equal(pagecache_release_buffer(buf), 0);
+        pagecache_destroy_backing(b);
+        assert_int_equal(dev.unpins, dev.pins);
+        dev.on_pin = NULL;
+    }
+    pagecache_destroy_pool(pool);
+}
+
+/* (d) While the worker is inside pin_host for granule 0, a transfer on granule 5 pins it and
+ * goes on (it never waits for another granule's pin), and a transfer on granule 0 waits for
+ * the worker's pin instead of pinning it again. */
+static void test_transfer_waits_only_for_its_granule(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 64 * PG, PG, 64 * PG, &pool), 0);
+    struct vast_backing *b = new_store(8 * GRAN);
+    struct tracker t;
+    track(&dev, &t, b);
+    t.hold_granule = 0;
+    struct vast_pc_buffer *buf;
+    assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
+    assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+    assert_true(wait_flag(&t.held));
+    /* held: the gate is opened before any assertion, so a failure cannot hang the exit */
+    struct loader other = {.buf = buf, .order = 2, .first = 5 * GRAN / PG, .count = 2};
+    struct loader same = {.buf = buf, .order = 1, .n = 8}; /* its first page is in granule 0 */
+    pthread_t th[2];
+    assert_int_equal(pthread_create(&th[0], NULL, load_main, &other), 0);
+    int other_went_on = wait_flag(&other.done);
+    unsigned granule5 = atomic_load(&t.calls[5]);
+    assert_int_equal(pthread_create(&th[1], NULL, load_main, &same), 0);
+    sleep_us(30000);
+    int same_waited = !atomic_load(&same.done);
+    unsigned granule0 = atomic_load(&t.calls[0]);
+    atomic_store(&t.open, 1);
+    void *rc[2];
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], &rc[i]);
+    assert_true(other_went_on);
+    assert_int_equal(granule5, 1);
+    assert_true(same_waited);
+    assert_int_equal(granule0, 1); /* the worker's call only */
+    assert_null(rc[0]);
+    assert_null(rc[1]);
+    pagecache_wait_background_pins();
+    for (int g = 0; g < 8; g++)
+        assert_int_equal(t.calls[g], 1);
+    assert_int_equal(pagecache_release_buffer(buf), 0);
+    pagecache_destroy_backing(b);
+    assert_int_equal(dev.unpins, 8);
+    pagecache_destroy_pool(pool);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pinned_without_transfer),
+        cmocka_unit_test(test_destroy_while_pinning),
+        cmocka_unit_test(test_destroy_race),
+        cmocka_unit_test(test_no_pin_host),
+        cmocka_unit_test(test_refused_pin_stops_store),
+        cmocka_unit_test(test_transfers_race_worker),
+        cmocka_unit_test(test_transfer_waits_only_for_its_granule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
