@@ -98,7 +98,7 @@ END {
     }
     print ""
     print "of bound: the PCIe bound ((h2d + d2h) / " pcie " GB/s, one direction at a time) over VAST'"'"'s time"
-    print "less build (VAST total s - build s). s/launch below: (time with N launches - time with 1) / (N - 1)."
+    print "less build (VAST total s - build s)."
     print ""
     print "## Against in-core speed (VAST_STATS; the same data fitting the device: VAST direct, the application'"'"'s own kernel)"
     print ""
