@@ -148,15 +148,17 @@ int pagecache_wrap_backing(void *ptr, size_t size, struct vast_backing **out)
 
 static void bg_forget(struct vast_backing *b);
 
+static size_t granule_count(const struct vast_backing *b) { return (b->size + b->granule - 1) / b->granule; }
+static int pin_is_real(vast_host_pin p) { return p && p != PIN_FAILED && p != PIN_BUSY; }
 void pagecache_destroy_backing(struct vast_backing *b)
 {
     if (!b)
         return;
     bg_forget(b); /* from here on the worker never touches b */
     if (b->pins) {
-        size_t n = (b->size + b->granule - 1) / b->granule;
+        size_t n = granule_count(b);
         for (size_t i = 0; i < n; i++)
-            if (b->pins[i] && b->pins[i] != PIN_FAILED && b->pins[i] != PIN_BUSY)
+            if (pin_is_real(b->pins[i]))
                 b->pin_ops->unpin_host(b->pin_dev, b->pins[i]);
         free(b->pins);
     }
@@ -186,14 +188,12 @@ size_t pagecache_backing_pin_granule(struct vast_backing *b)
     return g;
 }
 
-static int pin_is_real(vast_host_pin p) { return p && p != PIN_FAILED && p != PIN_BUSY; }
-
 size_t pagecache_backing_pinned_granules(struct vast_backing *b)
 {
     size_t count = 0;
     pthread_mutex_lock(&b->lock);
     if (b->pins) {
-        size_t n = (b->size + b->granule - 1) / b->granule;
+        size_t n = granule_count(b);
         for (size_t i = 0; i < n; i++)
             count += pin_is_real(b->pins[i]);
     }
@@ -206,7 +206,7 @@ size_t pagecache_backing_pinned_granules(struct vast_backing *b)
 static int bind_locked(struct vast_backing *b, const struct vast_device_ops *ops, void *dev)
 {
     if (!b->pins) {
-        b->pins = calloc((b->size + b->granule - 1) / b->granule, sizeof *b->pins);
+        b->pins = calloc(granule_count(b), sizeof *b->pins);
         if (!b->pins)
             return 0;
         b->pin_ops = ops;
@@ -377,7 +377,7 @@ int pagecache_pin_backing_in_background(struct vast_backing *b,
     int rc = bind_locked(b, ops, dev) ? VAST_PC_OK
              : b->pins                ? VAST_PC_ERR_UNSUPPORTED /* bound to another device */
                                       : VAST_PC_ERR_HOST_MEMORY;
-    size_t granules = (b->size + b->granule - 1) / b->granule;
+    size_t granules = granule_count(b);
     pthread_mutex_unlock(&b->lock);
     if (rc != VAST_PC_OK)
         return rc;

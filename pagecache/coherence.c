@@ -64,25 +64,15 @@ static void finish_writebacks(struct vast_pool *pool, struct collect *c, int fai
     pthread_cond_broadcast(&pool->io_done);
 }
 
-/* Without the lock: write back c->ios (whole pages), wait. On a duplex pool through the
- * unordered lane, so a flush on the executor's host lane runs beside another thread's loads:
- * safe because every frame here is IO-flagged by this call (nothing else is issued on it or
- * on its page's host bytes until finish_writebacks) and every earlier operation on it was
- * waited for by the call that issued it before that call cleared its IO flag or fence. */
+/* Without the lock: write back c->ios (whole pages), wait. On a duplex pool this goes through
+ * the unordered lane (pc_write_back_runs), so a flush on the executor's host lane runs beside
+ * another thread's loads: safe because every frame here is IO-flagged by this call (nothing
+ * else is issued on it or on its page's host bytes until finish_writebacks) and every earlier
+ * operation on it was waited for by the call that issued it before that call cleared its IO
+ * flag or fence. */
 static int write_back(struct vast_pool *pool, struct collect *c)
 {
-    if (c->n == 0)
-        return VAST_PC_OK;
-    if (pc_duplex_pages(pool)) {
-        struct pc_lane wb = {.dir = PC_WRITE_BACK_UNORDERED};
-        int rc = pc_issue_runs(pool, c->ios, c->n, &wb, 0, SIZE_MAX);
-        int wrc = pc_finish_lane(pool, &wb);
-        return rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
-    }
-    struct pc_lane wb = {.dir = PC_WRITE_BACK};
-    int rc = pc_issue_runs(pool, c->ios, c->n, &wb, 0, SIZE_MAX);
-    int wrc = pool->ops->wait(pool->dev);
-    return rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+    return pc_write_back_runs(pool, c->ios, c->n);
 }
 
 static void start_writeback(struct vast_pool *pool, struct collect *c, size_t page, uint32_t f)

@@ -55,6 +55,10 @@ int pc_issue_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n,
 int pc_wait_tickets(struct vast_pool *pool, struct pc_lane *lane, size_t upto);
 /* Waits for every ticket left, frees the lane's array; the first error is returned. */
 int pc_finish_lane(struct vast_pool *pool, struct pc_lane *lane);
+/* Writes back ios (whole pages of frames this call holds IO-flagged) and waits for them: on
+ * the unordered lane when the pool runs duplex, else in order. VAST_PC_ERR_TRANSFER if any
+ * failed. */
+int pc_write_back_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n);
 /* Pages per duplex write-back window, 0 when the pool runs simplex (framepool.h). */
 static inline size_t pc_duplex_pages(struct vast_pool *pool)
 {

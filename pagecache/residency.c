@@ -94,6 +94,16 @@ int pc_finish_lane(struct vast_pool *pool, struct pc_lane *lane)
     return rc;
 }
 
+int pc_write_back_runs(struct vast_pool *pool, const struct pc_io *ios, size_t n)
+{
+    if (n == 0)
+        return VAST_PC_OK;
+    struct pc_lane wb = {.dir = pc_duplex_pages(pool) ? PC_WRITE_BACK_UNORDERED : PC_WRITE_BACK};
+    int rc = pc_issue_runs(pool, ios, n, &wb, 0, SIZE_MAX);
+    int wrc = wb.dir == PC_WRITE_BACK_UNORDERED ? pc_finish_lane(pool, &wb) : pool->ops->wait(pool->dev);
+    return rc || wrc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+}
+
 /* A run of npages adjacent frames holding consecutive pages, clipped to [lo, hi) and split
  * at pin granule boundaries (see backing.h: a transfer must lie in one pinned wrapper). */
 static int issue_one(struct vast_pool *pool, const struct pc_io *io, size_t npages,
@@ -448,13 +458,8 @@ static int mr_transfer_simplex(struct mr_call *c, struct pc_io *ios)
         if (c->grants[i].victim_dirty)
             ios[n++] = (struct pc_io){c->grants[i].frame, c->grants[i].victim,
                                       c->grants[i].victim_page};
-    if (n) {
-        struct pc_lane wb = {.dir = PC_WRITE_BACK};
-        int rc = pc_issue_runs(pool, ios, n, &wb, 0, SIZE_MAX);
-        int wrc = pool->ops->wait(pool->dev);
-        if (rc || wrc)
-            return VAST_PC_ERR_TRANSFER;
-    }
+    if (pc_write_back_runs(pool, ios, n))
+        return VAST_PC_ERR_TRANSFER;
     if (c->ngrants == 0)
         return VAST_PC_OK;
     int rc = mr_issue_loads(c, ios, NULL, c->ngrants, 0);
