@@ -291,15 +291,12 @@ static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
                                         0, NULL, &kev);
     if (err == CL_SUCCESS)
         err = d->clFinish(rq);
-    uint64_t t1 = vast_now_ns();
-    cl_ulong s = 0, e = 0; /* device time where the queue profiles (the executor's does) */
-    if (kev != NULL && d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL) == CL_SUCCESS &&
-        d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL) == CL_SUCCESS && e >= s)
-        c->kernel_ns += e - s;
-    else
-        c->kernel_ns += t1 - t0;
-    if (kev != NULL)
+    uint64_t t1 = vast_now_ns(), k0 = t0, k1 = t1; /* device time where the queue profiles (the executor's does) */
+    if (kev != NULL) {
+        vast_kernel_span(d, kev, t0, &k0, &k1);
         d->clReleaseEvent(kev);
+    }
+    c->kernel_ns += k1 - k0;
     vast_trace_span(VAST_TRACK_KERNEL, cmd->kernel->name, t0, t1, "direct");
     for (size_t i = 0; i < n; i++)
         if (views != NULL && views[i] != NULL)

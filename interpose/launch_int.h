@@ -97,6 +97,9 @@ void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4
 /* The slab of the original NDRange covering flat work-groups [first, end). */
 void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3]);
 size_t vast_set_count(const uint8_t *set, size_t n);
+/* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
+ * (vast_now_ns()); false, leaving *t0 and *t1 alone, when the queue does not profile. */
+bool vast_kernel_span(const struct _cl_icd_dispatch *d, cl_event kev, uint64_t enqueued, uint64_t *t0, uint64_t *t1);
 
 /* partition.c: the inspector and the PAS reduction (VAST Algorithm 1). Consecutive
  * partitions fit the budget together where they can, each one alone always;

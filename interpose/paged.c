@@ -455,18 +455,25 @@ static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, si
     return err;
 }
 
+bool vast_kernel_span(const struct _cl_icd_dispatch *d, cl_event kev, uint64_t enqueued, uint64_t *t0, uint64_t *t1)
+{
+    cl_ulong q = 0, s = 0, e = 0;
+    if (d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, NULL) != CL_SUCCESS ||
+        d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL) != CL_SUCCESS ||
+        d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL) != CL_SUCCESS || e < s || s < q)
+        return false;
+    *t0 = enqueued + (s - q);
+    *t1 = enqueued + (e - q);
+    return true;
+}
+
 /* Wait for a partition's kernel; account its time (device time on a profiling queue). */
 static cl_int wait_partition(struct vast_paged *r, cl_event kev, cl_event fev, uint64_t enqueued)
 {
     cl_int err = r->d->clWaitForEvents(1, &fev);
     uint64_t t1 = vast_now_ns(), t0 = enqueued;
-    cl_ulong q = 0, s = 0, e = 0;
-    if (r->profiling && r->d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, NULL) == CL_SUCCESS &&
-        r->d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL) == CL_SUCCESS &&
-        r->d->clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL) == CL_SUCCESS && e >= s && s >= q) {
-        t0 = enqueued + (s - q);
-        t1 = enqueued + (e - q);
-    }
+    if (r->profiling)
+        vast_kernel_span(r->d, kev, enqueued, &t0, &t1);
     r->c.kernel_ns += t1 - t0;
     vast_trace_span(VAST_TRACK_KERNEL, r->cmd->kernel->name, t0, t1, "partition");
     r->d->clReleaseEvent(kev);

@@ -403,6 +403,33 @@ static void declare_sink(struct walk *w)
                   TR_SINK_BYTES);
 }
 
+/* The edits of one access E of type t (spelled ty): paged and inspector text around it. */
+static void emit_access(struct walk *w, struct frame *f, CXType t, const char *ty, long long size, enum use use)
+{
+    char rw = use & USE_WRITE ? 'w' : 'r';
+    /* In a kernel's own body the page table and pools are its parameters (uniform, no
+     * __local reload after barriers); helpers reach them through the context. */
+    int k = w->fn->is_kernel;
+    struct strbuf open = {0}, iopen = {0};
+    strbuf_printf(&open, "(*(%s *)vast_tr%c%s((ulong)&(", ty, rw, k ? "_k" : "");
+    const char *pclose = k ? "), vast_lpt, vast_pool0, vast_pool1, vast_pool2, vast_pool3, vast_cfg.s1, vast_cx))"
+                           : "), vast_cx))";
+    char *pty = use == USE_WRITE && size <= TR_SINK_BYTES ? private_spelling(t) : NULL;
+    if (pty != NULL) {
+        strbuf_printf(&iopen, "(*(%s *)vast_sink((ulong)&(", pty);
+        declare_sink(w);
+    } else {
+        strbuf_printf(&iopen, "(*(%s *)vast_tr%c((ulong)&(", ty, rw);
+    }
+    const char *iclose = pty != NULL ? "), vast_cx, vast_sink_b))" : "), vast_cx))";
+    unsigned span = f->end - f->start;
+    tr_edit_add(&w->u->edits, f->start, 0, span, open.data, iopen.data);
+    tr_edit_add(&w->u->edits, f->end, 1, span, pclose, iclose);
+    strbuf_free(&open);
+    strbuf_free(&iopen);
+    free(pty);
+}
+
 static void rewrite_access(struct walk *w, struct frame *f, enum use use)
 {
     CXType t = clang_getCursorType(f->c);
@@ -416,30 +443,7 @@ static void rewrite_access(struct walk *w, struct frame *f, enum use use)
         fn_diag(w, "unnamed-type", "access of type '%s' that cannot be spelled in source",
                 ty);
     } else if (w->emit) {
-        struct strbuf open = {0}, iopen = {0};
-        /* In a kernel's own body the page table and pools are its parameters (uniform, no
-         * __local reload after barriers); helpers reach them through the context. */
-        const char *k = w->fn->is_kernel ? "_k" : "";
-        const char *pclose = w->fn->is_kernel ? "), vast_lpt, vast_pool0, vast_pool1, vast_pool2, vast_pool3, "
-                                                "vast_cfg.s1, vast_cx))"
-                                              : "), vast_cx))";
-        strbuf_printf(&open, "(*(%s *)vast_tr%c%s((ulong)&(", ty, use & USE_WRITE ? 'w' : 'r', k);
-        struct strbuf iopen_plain = {0};
-        strbuf_printf(&iopen_plain, "(*(%s *)vast_tr%c((ulong)&(", ty, use & USE_WRITE ? 'w' : 'r');
-        char *pty = use == USE_WRITE && size <= TR_SINK_BYTES ? private_spelling(t) : NULL;
-        const char *iclose = "), vast_cx))";
-        if (pty != NULL) {
-            strbuf_printf(&iopen, "(*(%s *)vast_sink((ulong)&(", pty);
-            iclose = "), vast_cx, vast_sink_b))";
-            declare_sink(w);
-        }
-        unsigned span = f->end - f->start;
-        tr_edit_add(&w->u->edits, f->start, 0, span, open.data, pty ? iopen.data : iopen_plain.data);
-        tr_edit_add(&w->u->edits, f->end, 1, span, pclose, iclose);
-        strbuf_free(&open);
-        strbuf_free(&iopen);
-        strbuf_free(&iopen_plain);
-        free(pty);
+        emit_access(w, f, t, ty, size, use);
     }
     free(ty);
 }
