@@ -30,17 +30,19 @@ static void test_golden_vadd(void **state)
         "__kernel void k(ulong vast_va_a, ulong vast_va_c, __global const uint *vast_lpt,"));
     assert_non_null(strstr(r->paged_source,
         "(*(__global float *)vast_trw_k((ulong)&(c[i]), vast_lpt, vast_pool0, vast_pool1, "
-        "vast_pool2, vast_pool3, vast_cfg.s1, vast_cx)) = "
+        "vast_pool2, vast_pool3, vast_cfg.s1, vast_scratch, vast_cx)) = "
         "(*(const __global float *)vast_trr_k((ulong)&(a[i]), vast_lpt, vast_pool0, vast_pool1, "
-        "vast_pool2, vast_pool3, vast_cfg.s1, vast_cx)) + 1.0f;"));
+        "vast_pool2, vast_pool3, vast_cfg.s1, vast_scratch, vast_cx)) + 1.0f;"));
     assert_non_null(strstr(r->paged_source, "const __global float * a = "
                                             "(const __global float *)vast_va_a;"));
     assert_non_null(strstr(r->inspector_source, "__global uchar *vast_pas"));
-    /* the inspector's pure store goes to the private sink (dead), its load still marks */
+    /* the inspector's pure store goes to the private sink (dead), its load marks and
+     * yields a constant zero; both through the kernel's parameters and PAS row */
     assert_non_null(strstr(r->inspector_source, "uchar vast_sink_b[128]"));
     assert_non_null(strstr(r->inspector_source,
-        "(*(float *)vast_sink((ulong)&(c[i]), vast_cx, vast_sink_b)) = "
-        "(*(const __global float *)vast_trr((ulong)&(a[i]), vast_cx)) + 1.0f;"));
+        "(*(float *)vast_sink_k((ulong)&(c[i]), vast_pas_row, vast_cfg.s1, vast_status, vast_cx, "
+        "vast_sink_b)) = (vast_mark_k((ulong)&(a[i]), vast_pas_row, vast_cfg.s1, vast_status, "
+        "vast_cx), (const float)0) + 1.0f;"));
     assert_int_equal(r->num_kernels, 1);
     assert_true(r->kernels[0].paged_ok);
     assert_int_equal(r->kernels[0].args[0].access, TRANSLATE_READ);
@@ -168,9 +170,12 @@ static void test_inspector_private_sink(void **state)
            NULL);
     const char *ins = r->inspector_source;
     assert_non_null(strstr(ins, "(*(int4 *)vast_sink((ulong)&(p[i]), vast_cx, vast_sink_b))"));
-    assert_non_null(strstr(ins, "(*(__global float *)vast_trw((ulong)&(o[i]), vast_cx)) +="));
-    assert_non_null(strstr(ins, "(*(__global float *)vast_trw((ulong)&(o[i + 1]), vast_cx))++"));
-    assert_non_null(strstr(ins, "(*(float *)vast_sink((ulong)&(*(g + i)), vast_cx, vast_sink_b))"));
+    assert_non_null(strstr(ins, "(*(__global float *)vast_trw_k((ulong)&(o[i]), vast_pas_row, "
+                                "vast_cfg.s1, vast_status, vast_scratch, vast_cx)) +="));
+    assert_non_null(strstr(ins, "(*(__global float *)vast_trw_k((ulong)&(o[i + 1]), vast_pas_row, "
+                                "vast_cfg.s1, vast_status, vast_scratch, vast_cx))++"));
+    assert_non_null(strstr(ins, "(*(float *)vast_sink_k((ulong)&(*(g + i)), vast_pas_row, vast_cfg.s1, "
+                                "vast_status, vast_cx, vast_sink_b))"));
     /* one sink per function that needs one: h and k, not twice in k */
     const char *first = strstr(ins, "uchar vast_sink_b[128]");
     assert_non_null(first);
@@ -184,6 +189,34 @@ static void test_inspector_private_sink(void **state)
     translate_result_free(r);
 }
 
+/* Which inspector loads become a constant zero: plain reads of arithmetic scalars and
+ * vectors, in kernels and helpers; read-modify-writes, struct and pointer loads and
+ * volatile ones still load the zero page. */
+static void test_inspector_zero_loads(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef struct __attribute__((aligned(8))) { int a; int b; } pair;\n"
+           "float4 h(__global const float4 *p, int i) { return p[i].s1032 * 2.0f; }\n"
+           "__kernel void k(__global const float4 *v, __global const pair *s, __global int *o,\n"
+           "                volatile __global int *vo) {\n"
+           "  __global float * __global *pp = (__global float * __global *)o;\n"
+           "  int i = get_global_id(0); pair q = s[i]; float4 f = h(v, i);\n"
+           "  o[i] += q.a + s[i].b + (int)f.x + vo[i]; o[i + 1] = (int)*pp[i]; }\n",
+           NULL);
+    const char *ins = r->inspector_source;
+    assert_non_null(strstr(ins, "(vast_mark((ulong)&(p[i]), vast_cx), (const float4)0).s1032"));
+    assert_non_null(strstr(ins, "(vast_mark_k((ulong)&(s[i].b), vast_pas_row, vast_cfg.s1, vast_status, "
+                                "vast_cx), (const int)0)"));
+    /* a struct, a pointer, a volatile int and a read-modify-write still load */
+    assert_non_null(strstr(ins, "pair q = (*(const __global pair *)vast_trr_k((ulong)&(s[i]), "));
+    assert_non_null(strstr(ins, "(*(__global float *__global *)vast_trr_k((ulong)&(pp[i]), "));
+    assert_non_null(strstr(ins, "(*(volatile __global int *)vast_trr_k((ulong)&(vo[i]), "));
+    assert_non_null(strstr(ins, "(*(__global int *)vast_trw_k((ulong)&(o[i]), "));
+    assert_null(strstr(r->paged_source, "vast_mark"));
+    translate_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_errors_say_why),
         cmocka_unit_test(test_inspector_loop_budget),
         cmocka_unit_test(test_inspector_private_sink),
+        cmocka_unit_test(test_inspector_zero_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
