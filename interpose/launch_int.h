@@ -62,10 +62,14 @@ struct vast_paged {
     size_t pages;                     /* virtual pages, page 0 included */
     uint64_t *arg_va;                 /* per kernel argument: its virtual address, 0 if none */
     size_t local[3], groups[3], total_groups;
-    cl_mem lpt[2], scratch, faults;
+    cl_mem lpt[2], scratch, faults[2]; /* page table and fault log per pipeline slot */
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
-    uint32_t *lpt_host[2];
-    uint32_t *fault_host;
+    uint32_t *lpt_host[2];            /* in host_block, like fault_host and zero_host */
+    uint32_t *fault_host[2];
+    const uint32_t *zero_host;
+    void *host_block;                 /* mmap'ed, host_bytes; pinned by host_pin when not NULL */
+    size_t host_bytes;
+    void *host_pin;                   /* vast_host_pin (devops.h) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
@@ -90,7 +94,8 @@ void vast_paged_close(struct vast_paged *r);
 cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel);
 /* Bytemap of every page of every buffer argument (resident paged mode). */
 uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count);
-/* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load. */
+/* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load,
+ * and (kernels safe to re-execute) partition i+1 is enqueued behind it. */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
 /* The original NDRange as the ABI's vast_gsize and vast_goff (paged and inspector kernels). */
 void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4 *goff);
