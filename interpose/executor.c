@@ -100,6 +100,7 @@ struct vast_executor {
     cl_device_id device;
     const struct _cl_icd_dispatch *d;
     cl_command_queue queue; /* the device lane's real queue */
+    cl_command_queue queue2; /* a second one for consecutive partitions (paged.c), or NULL */
     pthread_mutex_t lock;
     pthread_rwlock_t exclusive; /* launches: write; host-side commands: read (file comment) */
     pthread_cond_t wake[VAST_LANES + 1];
@@ -256,6 +257,10 @@ static struct vast_executor *executor_create(cl_device_id dev, cl_int *err)
         free(ex);
         return NULL;
     }
+    cl_int err2 = CL_SUCCESS;
+    ex->queue2 = ex->d->clCreateCommandQueue(dev->backend->shared, dev->real, CL_QUEUE_PROFILING_ENABLE, &err2);
+    if (ex->queue2 == NULL)
+        vast_info("no second device-lane queue on %s (error %d): partitions will not overlap", dev->name, err2);
     pthread_mutex_init(&ex->lock, NULL);
     pthread_rwlockattr_t attr; /* launches must not starve behind a stream of host commands */
     pthread_rwlockattr_init(&attr);
@@ -399,4 +404,11 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
     cl_int earlier = vast_queue_take_error(q);
     VAST_RELEASE(waiter);
     return st < 0 ? st : earlier;
+}
+
+cl_command_queue vast_executor_queue2(cl_device_id dev)
+{
+    while (dev->parent != NULL)
+        dev = dev->parent;
+    return dev->executor != NULL ? dev->executor->queue2 : NULL;
 }

@@ -52,6 +52,7 @@ struct vast_varg {
 struct vast_paged {
     struct vast_launch_cmd *cmd;
     cl_command_queue rq;              /* real, in-order */
+    cl_command_queue sq[2];           /* per slot: rq, and for slot 1 the lane's second queue */
     const struct _cl_icd_dispatch *d;
     cl_device_id dev;
     struct vast_pool *pool;
@@ -71,6 +72,7 @@ struct vast_paged {
     size_t host_bytes;
     void *host_pin;                   /* vast_host_pin (devops.h) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
+    uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
