@@ -65,12 +65,10 @@ struct vast_paged {
     size_t local[3], groups[3], total_groups;
     cl_mem lpt[2], scratch, faults[2]; /* page table and fault log per pipeline slot */
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
-    uint32_t *lpt_host[2];            /* in host_block, like fault_host and zero_host */
-    uint32_t *fault_host[2];
-    const uint32_t *zero_host;
-    void *host_block;                 /* mmap'ed, host_bytes; pinned by host_pin when not NULL */
-    size_t host_bytes;
-    void *host_pin;                   /* vast_host_pin (devops.h) */
+    uint32_t *lpt_host[2];            /* pinned, kept by the thread (paged.c, host_tables) */
+    uint32_t *fault_hdr[2];           /* pinned likewise: each slot's fault log header */
+    const uint32_t *zero_host;        /* pinned likewise: a word that stays 0 */
+    uint32_t *fault_host[2];          /* each slot's whole fault log (entries read after faults) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */

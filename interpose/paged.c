@@ -205,29 +205,54 @@ static void prefetch_set(struct vast_paged *r, const uint8_t *set)
 
 /* ---- setup ---- */
 
-/* The host side of both slots' page tables and fault logs (and a zero word), in one mmap'ed
- * block pinned through the page cache's device ops when they can. The transfers around each
+/* The host side of both slots' page tables and fault-log headers (and a zero word): one
+ * mmap'ed block pinned through the page cache's device ops when they can, kept by the calling
+ * thread (the device lane's: one per device) across launches and grown when a launch needs
+ * more; never freed, like the executor that owns the thread. The transfers around each
  * partition's kernel (page table up, fault count cleared, fault header down) then are DMA
  * that needs no host thread; from pageable memory the driver stages them, and the device
  * idled 0.2-0.26 ms between consecutive partitions (H200, MatrixMul trace) even with the
- * next kernel already enqueued. Unpinned (no pin_host, or it fails) is correct, only slower. */
+ * next kernel already enqueued. Pinning per launch cost about 0.9 ms (saxpy, 10 resident
+ * paged launches). Unpinned (no pin_host, or it fails) is correct, only slower. Fault log
+ * entries, read only after faults, stay in pageable memory (fault_host). */
+static _Thread_local struct {
+    void *block;
+    size_t bytes;
+    void *pin;
+    struct vast_pool *pool;
+} host_cache;
+
 static cl_int host_tables(struct vast_paged *r)
 {
-    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63, slot = FAULT_WORDS * 4 + lpt_bytes;
+    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63, hdr = 64;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    r->host_bytes = (2 * slot + 64 + page - 1) / page * page;
-    void *block = mmap(NULL, r->host_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    VAST_RETURN_IF(block == MAP_FAILED, CL_OUT_OF_HOST_MEMORY, "page tables of a launch (%zu bytes)", r->host_bytes);
-    memset(block, 0, r->host_bytes); /* committed now, not during a transfer */
-    r->host_block = block;
-    const struct vast_device_ops *ops = r->pool->ops;
-    if (ops->pin_host == NULL || ops->pin_host(r->pool->dev, block, r->host_bytes, &r->host_pin) != VAST_PC_OK)
-        r->host_pin = NULL;
-    for (int s = 0; s < 2; s++) {
-        r->fault_host[s] = (uint32_t *)((char *)block + s * slot);
-        r->lpt_host[s] = (uint32_t *)((char *)block + s * slot + FAULT_WORDS * 4);
+    size_t bytes = (2 * (lpt_bytes + hdr) + hdr + page - 1) / page * page;
+    if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != r->pool) {
+        if (host_cache.pin != NULL)
+            host_cache.pool->ops->unpin_host(host_cache.pool->dev, host_cache.pin);
+        if (host_cache.block != NULL)
+            munmap(host_cache.block, host_cache.bytes);
+        host_cache.block = host_cache.pin = NULL;
+        if (bytes < ((size_t)1 << 20))
+            bytes = (size_t)1 << 20; /* 256K pages' tables without growing */
+        void *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        VAST_RETURN_IF(block == MAP_FAILED, CL_OUT_OF_HOST_MEMORY, "page tables of a launch (%zu bytes)", bytes);
+        memset(block, 0, bytes); /* committed now, not during a transfer */
+        const struct vast_device_ops *ops = r->pool->ops;
+        void *pin = NULL;
+        if (ops->pin_host != NULL && ops->pin_host(r->pool->dev, block, bytes, &pin) != VAST_PC_OK)
+            pin = NULL;
+        host_cache.block = block;
+        host_cache.bytes = bytes;
+        host_cache.pin = pin;
+        host_cache.pool = r->pool;
     }
-    r->zero_host = (const uint32_t *)((char *)block + 2 * slot);
+    char *block = host_cache.block;
+    for (int s = 0; s < 2; s++) {
+        r->lpt_host[s] = (uint32_t *)(block + s * (lpt_bytes + hdr));
+        r->fault_hdr[s] = (uint32_t *)(block + s * (lpt_bytes + hdr) + lpt_bytes);
+    }
+    r->zero_host = (const uint32_t *)(block + 2 * (lpt_bytes + hdr));
     return CL_SUCCESS;
 }
 
@@ -388,7 +413,9 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
     }
     r->sticky = calloc(r->pages, 1);
     void *zeros = calloc(TRANSLATE_SCRATCH_PAGES, pool->page_size);
-    err = r->sticky && zeros ? host_tables(r) : CL_OUT_OF_HOST_MEMORY;
+    for (int s = 0; s < 2; s++)
+        r->fault_host[s] = calloc(FAULT_WORDS, 4);
+    err = r->sticky && zeros && r->fault_host[0] && r->fault_host[1] ? host_tables(r) : CL_OUT_OF_HOST_MEMORY;
     for (int s = 0; s < 2 && err == CL_SUCCESS; s++)
         r->lpt[s] = real_buffer(r, r->pages * sizeof(uint32_t), NULL, &err);
     if (err == CL_SUCCESS)
@@ -418,10 +445,8 @@ void vast_paged_close(struct vast_paged *r)
             r->d->clReleaseMemObject(r->arg_const[i]);
     free(r->arg_const);
     vast_variant_give(r->cmd->kernel, VAST_VARIANT_PAGED, r->pk);
-    if (r->host_pin != NULL)
-        r->pool->ops->unpin_host(r->pool->dev, r->host_pin);
-    if (r->host_block != NULL)
-        munmap(r->host_block, r->host_bytes);
+    free(r->fault_host[0]);
+    free(r->fault_host[1]);
     free(r->sticky);
     vast_partition_close(r);
     free(r->arg_va);
@@ -483,7 +508,7 @@ static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, si
         err = r->d->clEnqueueNDRangeKernel(q, r->pk, r->cmd->sh.dims, off, gl, r->local, 0, NULL, kev);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
-                                        r->fault_host[slot], 0, NULL, fev);
+                                        r->fault_hdr[slot], 0, NULL, fev);
     if (err == CL_SUCCESS)
         err = r->d->clFlush(q);
     return err;
@@ -541,7 +566,7 @@ static size_t collect_faults(struct vast_paged *r, int slot, const uint8_t *set,
                              size_t *wg_hi, bool *overflow, cl_int *err)
 {
     uint32_t *log = r->fault_host[slot];
-    uint32_t count = log[0];
+    uint32_t count = r->fault_hdr[slot][0];
     uint32_t n = count < FAULT_CAPACITY ? count : FAULT_CAPACITY;
     *overflow = count > FAULT_CAPACITY;
     *err = r->d->clEnqueueReadBuffer(r->sq[slot], r->faults[slot], CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
@@ -582,7 +607,7 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
                             bool *again, bool *split)
 {
     *again = *split = false;
-    if (r->fault_host[slot][0] == 0)
+    if (r->fault_hdr[slot][0] == 0)
         return CL_SUCCESS;
     uint32_t *lpt = r->lpt_host[slot];
     uint8_t *add = calloc(r->pages, 1);
@@ -733,14 +758,14 @@ static cl_int land_behind(struct vast_paged *r, struct flight *q, struct flight 
 {
     *p_landed = false;
     cl_int err = wait_partition(r, q->kev, q->fev, q->enqueued);
-    if (err != CL_SUCCESS || r->fault_host[q->slot][0] == 0) {
+    if (err != CL_SUCCESS || r->fault_hdr[q->slot][0] == 0) {
         if (err != CL_SUCCESS)
             release_partition(r, q->p);
         return err != CL_SUCCESS ? err : settle(r, q->p, q->slot, &split[0]);
     }
     *p_landed = true;
     cl_int perr = wait_partition(r, p->kev, p->fev, p->enqueued);
-    bool p_faulted = perr == CL_SUCCESS && r->fault_host[p->slot][0] != 0;
+    bool p_faulted = perr == CL_SUCCESS && r->fault_hdr[p->slot][0] != 0;
     release_partition(r, p->p);
     err = settle(r, q->p, q->slot, &split[0]);
     if (err == CL_SUCCESS)
