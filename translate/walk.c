@@ -403,10 +403,16 @@ static void declare_sink(struct walk *w)
                   TR_SINK_BYTES);
 }
 
-/* Whether the inspector may replace a load of type t by a constant zero: arithmetic scalars
- * (half only through vload_half) and vectors of them. */
-static int zero_load_ok(CXType t)
+/* Whether the inspector may replace the load of access f (type t) by a constant zero:
+ * arithmetic scalars (half only through vload_half) and vectors of them, unless f is the base
+ * of a subscript (v[0] of a vector, which may be assigned: the value must stay an lvalue). */
+static int zero_load_ok(const struct walk *w, const struct frame *f, CXType t)
 {
+    int at = (int)(f - w->st), par = at - 1;
+    while (par >= 0 && w->st[par].kind == CXCursor_ParenExpr)
+        par--;
+    if (par >= 0 && w->st[par].kind == CXCursor_ArraySubscriptExpr && w->st[par + 1].index == 0)
+        return 0;
     t = clang_getCanonicalType(t);
     if (t.kind == CXType_ExtVector || t.kind == CXType_Vector)
         t = clang_getCanonicalType(clang_getElementType(t));
@@ -440,7 +446,7 @@ static void emit_access(struct walk *w, struct frame *f, CXType t, const char *t
     const char *pclose = k ? "), vast_lpt, vast_pool0, vast_pool1, vast_pool2, vast_pool3, vast_cfg.s1, "
                              "vast_scratch, vast_cx))"
                            : "), vast_cx))";
-    char *pty = (use == USE_WRITE && size <= TR_SINK_BYTES) || (use == USE_READ && zero_load_ok(t))
+    char *pty = (use == USE_WRITE && size <= TR_SINK_BYTES) || (use == USE_READ && zero_load_ok(w, f, t))
                     ? private_spelling(t)
                     : NULL;
     if (pty != NULL && use == USE_READ) {

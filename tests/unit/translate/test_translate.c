@@ -202,7 +202,8 @@ static void test_inspector_zero_loads(void **state)
            "                volatile __global int *vo) {\n"
            "  __global float * __global *pp = (__global float * __global *)o;\n"
            "  int i = get_global_id(0); pair q = s[i]; float4 f = h(v, i);\n"
-           "  o[i] += q.a + s[i].b + (int)f.x + vo[i]; o[i + 1] = (int)*pp[i]; }\n",
+           "  o[i] += q.a + s[i].b + (int)f.x + vo[i]; o[i + 1] = (int)*pp[i];\n"
+           "  __global float4 *w4 = (__global float4 *)o; w4[i + 2][1] = w4[i + 3][2]; }\n",
            NULL);
     const char *ins = r->inspector_source;
     assert_non_null(strstr(ins, "(vast_mark((ulong)&(p[i]), vast_cx), (const float4)0).s1032"));
@@ -213,6 +214,9 @@ static void test_inspector_zero_loads(void **state)
     assert_non_null(strstr(ins, "(*(__global float *__global *)vast_trr_k((ulong)&(pp[i]), "));
     assert_non_null(strstr(ins, "(*(volatile __global int *)vast_trr_k((ulong)&(vo[i]), "));
     assert_non_null(strstr(ins, "(*(__global int *)vast_trw_k((ulong)&(o[i]), "));
+    /* a subscripted vector stays an lvalue (it may be assigned), read or not */
+    assert_non_null(strstr(ins, "(*(__global float4 *)vast_trr_k((ulong)&(w4[i + 2]), "));
+    assert_non_null(strstr(ins, "(*(__global float4 *)vast_trr_k((ulong)&(w4[i + 3]), "));
     assert_null(strstr(r->paged_source, "vast_mark"));
     translate_result_free(r);
 }
