@@ -689,7 +689,8 @@ static cl_int prepare_partition(struct vast_paged *r, struct vast_partition *p, 
     return err;
 }
 
-static cl_int launch_first(struct vast_paged *r, struct flight *f)
+/* Enqueue a run of f's partition (its first, or a retry from settle). */
+static cl_int enqueue_flight(struct vast_paged *r, struct flight *f)
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
@@ -730,7 +731,7 @@ static cl_int settle(struct vast_paged *r, struct vast_partition *p, int slot, b
             break;
         }
         struct flight f = {p, slot, NULL, NULL, 0};
-        err = launch_first(r, &f);
+        err = enqueue_flight(r, &f);
         if (err == CL_SUCCESS)
             err = wait_partition(r, f.kev, f.fev, f.enqueued);
     }
@@ -808,18 +809,34 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
     return CL_SUCCESS;
 }
 
-/* A split partition's halves go on the stack (blocks owns them until the run ends). */
-static cl_int push_split(struct vast_paged *r, const struct vast_partition *p, struct vast_partition **stack,
-                         size_t *depth, struct vast_partition ***blocks, size_t *nblocks)
+/* The partitions still to run in front of the plan: split halves, on a stack. blocks owns
+ * them (two per block) until the run ends. */
+struct run_stack {
+    struct vast_partition *stack[SPLIT_DEPTH];
+    size_t depth;
+    struct vast_partition **blocks;
+    size_t nblocks;
+};
+
+/* A split partition's halves go on the stack. */
+static cl_int push_split(struct vast_paged *r, struct run_stack *st, const struct vast_partition *p)
 {
-    struct vast_partition **grown = realloc(*blocks, (*nblocks + 1) * sizeof **blocks);
+    struct vast_partition **grown = realloc(st->blocks, (st->nblocks + 1) * sizeof *st->blocks);
     if (grown == NULL)
         return CL_OUT_OF_HOST_MEMORY;
-    *blocks = grown;
-    cl_int err = split_partition(r, p, stack, depth);
+    st->blocks = grown;
+    cl_int err = split_partition(r, p, st->stack, &st->depth);
     if (err == CL_SUCCESS)
-        grown[(*nblocks)++] = stack[*depth - 1]; /* h[0], which starts the block */
+        grown[st->nblocks++] = st->stack[st->depth - 1]; /* h[0], which starts the block */
     return err;
+}
+
+/* Land f; when it must be split, its halves go on the stack. */
+static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct flight *f)
+{
+    bool split = false;
+    cl_int err = land(r, f, &split);
+    return err == CL_SUCCESS && split ? push_split(r, st, f->p) : err;
 }
 
 /* The partitions run in order; a split one is replaced by its halves (a stack in front).
@@ -834,69 +851,60 @@ static cl_int push_split(struct vast_paged *r, const struct vast_partition *p, s
  * snapshotted runs one partition at a time, on one queue. */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
-    struct vast_partition *stack[SPLIT_DEPTH];
-    size_t depth = 0, next_planned = 0;
+    struct run_stack st = {.depth = 0};
+    size_t next_planned = 0;
     cl_int err = CL_SUCCESS;
-    struct vast_partition **blocks = NULL; /* split halves, two per block */
-    size_t nblocks = 0;
     bool pipe = !r->needs_restore;
     cl_command_queue q2 = pipe ? vast_executor_queue2(r->dev) : NULL;
     if (q2 != NULL)
         r->sq[1] = q2;
     struct flight prev = {0}; /* prev.p != NULL: in flight, not yet waited for */
     while (err == CL_SUCCESS) {
-        struct vast_partition *p = depth ? stack[--depth] : next_planned < nparts ? &parts[next_planned++] : NULL;
+        struct vast_partition *p = st.depth            ? st.stack[--st.depth]
+                                   : next_planned < nparts ? &parts[next_planned++]
+                                                           : NULL;
         if (p == NULL && prev.p == NULL)
             break;
         if (p == NULL) { /* the last one lands; when it splits, its halves run next */
-            bool s = false;
-            err = land(r, &prev, &s);
-            if (err == CL_SUCCESS && s)
-                err = push_split(r, prev.p, stack, &depth, &blocks, &nblocks);
+            err = land_or_split(r, &st, &prev);
             prev.p = NULL;
             continue;
         }
-        bool split[2] = {false, false};
         struct flight cur = {p, prev.p != NULL ? 1 - prev.slot : 0, NULL, NULL, 0};
         add_sticky(r, p);
         err = prepare_partition(r, p, cur.slot, prev.p != NULL);
         if (err == CL_OUT_OF_RESOURCES && prev.p != NULL) { /* p does not fit beside prev */
-            bool s = false;
-            err = land(r, &prev, &s);
-            if (err == CL_SUCCESS && s)
-                err = push_split(r, prev.p, stack, &depth, &blocks, &nblocks);
+            err = land_or_split(r, &st, &prev);
             prev.p = NULL;
             if (err == CL_SUCCESS)
                 err = prepare_partition(r, p, cur.slot, false);
         }
         bool cur_landed = err != CL_SUCCESS;
-        if (err == CL_SUCCESS && (err = launch_first(r, &cur)) != CL_SUCCESS) {
+        if (err == CL_SUCCESS && (err = enqueue_flight(r, &cur)) != CL_SUCCESS) {
             release_partition(r, p);
             cur_landed = true;
         }
         if (prev.p != NULL) {
-            bool landed = false;
+            bool split[2] = {false, false}, landed = false;
             cl_int e = err == CL_SUCCESS ? land_behind(r, &prev, &cur, split, &landed) : land(r, &prev, &split[0]);
             cur_landed = cur_landed || landed;
             err = err != CL_SUCCESS ? err : e;
             if (err == CL_SUCCESS && split[0])
-                err = push_split(r, prev.p, stack, &depth, &blocks, &nblocks);
+                err = push_split(r, &st, prev.p);
             if (err == CL_SUCCESS && split[1])
-                err = push_split(r, p, stack, &depth, &blocks, &nblocks);
+                err = push_split(r, &st, p);
             prev.p = NULL;
         }
         if (!cur_landed) {
-            const uint8_t *next = depth ? stack[depth - 1]->set : next_planned < nparts ? parts[next_planned].set : NULL;
+            const uint8_t *next = st.depth               ? st.stack[st.depth - 1]->set
+                                  : next_planned < nparts ? parts[next_planned].set
+                                                          : NULL;
             if (next != NULL)
                 prefetch_set(r, next);
-            if (pipe) {
+            if (pipe)
                 prev = cur;
-            } else {
-                bool s = false;
-                err = land(r, &cur, &s);
-                if (err == CL_SUCCESS && s)
-                    err = push_split(r, p, stack, &depth, &blocks, &nblocks);
-            }
+            else
+                err = land_or_split(r, &st, &cur);
         }
     }
     if (prev.p != NULL) { /* after an error */
@@ -905,11 +913,11 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
     }
     if (r->sq[1] != r->rq)
         r->d->clFinish(r->sq[1]);
-    for (size_t i = 0; i < nblocks; i++) {
-        free(blocks[i][0].set);
-        free(blocks[i][1].set);
-        free(blocks[i]);
+    for (size_t i = 0; i < st.nblocks; i++) {
+        free(st.blocks[i][0].set);
+        free(st.blocks[i][1].set);
+        free(st.blocks[i]);
     }
-    free(blocks);
+    free(st.blocks);
     return err;
 }
