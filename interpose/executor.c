@@ -100,7 +100,9 @@ struct vast_executor {
     cl_device_id device;
     const struct _cl_icd_dispatch *d;
     cl_command_queue queue; /* the device lane's real queue */
-    cl_command_queue queue2; /* a second one for consecutive partitions (paged.c), or NULL */
+    cl_command_queue queue2; /* a second one for consecutive partitions (paged.c): made on
+                              * first use by the device lane's thread, which alone uses it */
+    bool queue2_tried;
     pthread_mutex_t lock;
     pthread_rwlock_t exclusive; /* launches: write; host-side commands: read (file comment) */
     pthread_cond_t wake[VAST_LANES + 1];
@@ -257,10 +259,6 @@ static struct vast_executor *executor_create(cl_device_id dev, cl_int *err)
         free(ex);
         return NULL;
     }
-    cl_int err2 = CL_SUCCESS;
-    ex->queue2 = ex->d->clCreateCommandQueue(dev->backend->shared, dev->real, CL_QUEUE_PROFILING_ENABLE, &err2);
-    if (ex->queue2 == NULL)
-        vast_info("no second device-lane queue on %s (error %d): partitions will not overlap", dev->name, err2);
     pthread_mutex_init(&ex->lock, NULL);
     pthread_rwlockattr_t attr; /* launches must not starve behind a stream of host commands */
     pthread_rwlockattr_init(&attr);
@@ -410,5 +408,13 @@ cl_command_queue vast_executor_queue2(cl_device_id dev)
 {
     while (dev->parent != NULL)
         dev = dev->parent;
-    return dev->executor != NULL ? dev->executor->queue2 : NULL;
+    struct vast_executor *ex = dev->executor;
+    if (ex == NULL || ex->queue2_tried)
+        return ex != NULL ? ex->queue2 : NULL;
+    ex->queue2_tried = true;
+    cl_int err = CL_SUCCESS;
+    ex->queue2 = ex->d->clCreateCommandQueue(dev->backend->shared, dev->real, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (ex->queue2 == NULL)
+        vast_info("no second device-lane queue on %s (error %d): partitions will not overlap", dev->name, err);
+    return ex->queue2;
 }

@@ -41,9 +41,9 @@ cl_int vast_vcmd_submit(cl_command_queue queue, cl_uint num_events, const cl_eve
  * clFinish and blocking commands report it. */
 cl_int vast_queue_take_error(cl_command_queue queue);
 
-/* The device lane's second real queue (in-order, profiling, on the same shared context), or
- * NULL: consecutive partitions of a launch alternate between the two so that one starts while
- * the other drains (paged.c). Only the device lane's thread uses it. */
+/* The device lane's second real queue (in-order, profiling, on the same shared context), made
+ * on the first call, or NULL: consecutive partitions of a launch alternate between the two so
+ * that one starts while the other drains (paged.c). Only the device lane's thread calls it. */
 cl_command_queue vast_executor_queue2(cl_device_id dev);
 
 /* kernel.c: a captured launch (launch.h) as a command of the device lane. */
