@@ -20,30 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BS 16
-
-static const char *kernel_source =
-    "#define BS 16\n"
-    "__kernel __attribute__((reqd_work_group_size(BS, BS, 1)))\n"
-    "void matrixMul(__global float *C, __global const float *A, __global const float *B,\n"
-    "               ulong rows, ulong n)\n"
-    "{\n"
-    "    __local float As[BS][BS];\n"
-    "    __local float Bs[BS][BS];\n"
-    "    size_t tx = get_local_id(0), ty = get_local_id(1);\n"
-    "    size_t col = get_global_id(0), row = get_global_id(1);\n"
-    "    float sum = 0.0f;\n"
-    "    for (size_t t = 0; t < n; t += BS) {\n"
-    "        As[ty][tx] = (row < rows && t + tx < n) ? A[row * n + t + tx] : 0.0f;\n"
-    "        Bs[ty][tx] = (t + ty < n && col < n) ? B[(t + ty) * n + col] : 0.0f;\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        for (int k = 0; k < BS; k++)\n"
-    "            sum += As[ty][k] * Bs[k][tx];\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    }\n"
-    "    if (row < rows && col < n)\n"
-    "        C[row * n + col] = sum;\n"
-    "}\n";
+#include "matrixmul_kernel.h"
 
 struct setup {
     cl_context context;
@@ -236,7 +213,7 @@ int main(int argc, char **argv)
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
     s.context = clCreateContext(props, 1, &s.device, NULL, NULL, &err);
     CL_CHECK_ERR(err, "clCreateContext");
-    cl_program program = sample_build_program(s.context, s.device, kernel_source, "");
+    cl_program program = sample_build_program(s.context, s.device, matrixmul_source, "");
     s.kernel = clCreateKernel(program, "matrixMul", &err);
     CL_CHECK_ERR(err, "clCreateKernel(matrixMul)");
 

@@ -18,13 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *kernel_source =
-    "__kernel void saxpy(__global const float *x, __global float *y, float a, ulong n)\n"
-    "{\n"
-    "    size_t i = get_global_id(0);\n"
-    "    if (i < n)\n"
-    "        y[i] = a * x[i] + y[i];\n"
-    "}\n";
+#include "saxpy_kernel.h"
 
 struct setup {
     cl_context context;
@@ -185,7 +179,7 @@ int main(int argc, char **argv)
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
     s.context = clCreateContext(props, 1, &s.device, NULL, NULL, &err);
     CL_CHECK_ERR(err, "clCreateContext");
-    cl_program program = sample_build_program(s.context, s.device, kernel_source, "");
+    cl_program program = sample_build_program(s.context, s.device, saxpy_source, "");
     s.kernel = clCreateKernel(program, "saxpy", &err);
     CL_CHECK_ERR(err, "clCreateKernel(saxpy)");
 

@@ -1,6 +1,6 @@
 /* xlat_bench.c - kernel time of the original kernel against its translated paged and inspector
  * kernels (not a test). Two programs, MatrixMul (samples/MatrixMul: C = A x B, A rows x n,
- * B n x n, 16 x 16 tiles) and saxpy (samples/saxpy: y = a * x + y), translated here with
+ * B n x n, BS x BS tiles) and saxpy (samples/saxpy: y = a * x + y), translated here with
  * translate_program() and built with its build_options plus -D VAST_PAGE_SHIFT=16
  * -D VAST_POOL_CHUNKS=1. Every kernel runs once over the whole NDRange. The paged and inspector
  * kernels see one identity-mapped pool: the buffers page-aligned from virtual page 1 (64 KiB
@@ -16,6 +16,8 @@
  * first; its first device. Prints a Markdown table; exits 1 on a FAIL or error, 2 on bad usage.
  * Usage: xlat_bench [--matmul N ROWS] [--saxpy ELEMENTS] [--reps R]
  *        defaults: --matmul 4096 8192 --saxpy 134217728 --reps 5; a size of 0 skips a program */
+#include "MatrixMul/matrixmul_kernel.h"
+#include "saxpy/saxpy_kernel.h"
 #include "translate.h"
 
 #include <CL/cl.h>
@@ -69,37 +71,6 @@ static cl_context ctx;
 static cl_device_id dev;
 static cl_command_queue queue;
 
-static const char matmul_source[] =
-    "#define BS 16\n"
-    "__kernel __attribute__((reqd_work_group_size(BS, BS, 1)))\n"
-    "void matrixMul(__global float *C, __global const float *A, __global const float *B,\n"
-    "               ulong rows, ulong n)\n"
-    "{\n"
-    "    __local float As[BS][BS];\n"
-    "    __local float Bs[BS][BS];\n"
-    "    size_t tx = get_local_id(0), ty = get_local_id(1);\n"
-    "    size_t col = get_global_id(0), row = get_global_id(1);\n"
-    "    float sum = 0.0f;\n"
-    "    for (size_t t = 0; t < n; t += BS) {\n"
-    "        As[ty][tx] = (row < rows && t + tx < n) ? A[row * n + t + tx] : 0.0f;\n"
-    "        Bs[ty][tx] = (t + ty < n && col < n) ? B[(t + ty) * n + col] : 0.0f;\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        for (int k = 0; k < BS; k++)\n"
-    "            sum += As[ty][k] * Bs[k][tx];\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    }\n"
-    "    if (row < rows && col < n)\n"
-    "        C[row * n + col] = sum;\n"
-    "}\n";
-
-static const char saxpy_source[] =
-    "__kernel void saxpy(__global const float *x, __global float *y, float a, ulong n)\n"
-    "{\n"
-    "    size_t i = get_global_id(0);\n"
-    "    if (i < n)\n"
-    "        y[i] = a * x[i] + y[i];\n"
-    "}\n";
-
 static void *xmalloc(size_t bytes)
 {
     void *p = malloc(bytes);
@@ -123,12 +94,12 @@ static float *random_floats(size_t count, unsigned long long seed)
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-/* Buffers C, A, B: chunk c (work-group row c) reads A's and writes C's rows 16c..16c+15, reads all of B. */
+/* Buffers C, A, B: chunk c (work-group row c) reads A's and writes C's rows BS*c..BS*c+BS-1, reads all of B. */
 static void matmul_touched(const struct program *p, size_t c, int b, size_t *lo, size_t *hi)
 {
     size_t rows = p->u[0], row_bytes = p->u[1] * sizeof(float);
-    *lo = b == 2 ? 0 : 16 * c * row_bytes;
-    *hi = b == 2 ? p->u[1] * row_bytes : min_size(16 * c + 16, rows) * row_bytes;
+    *lo = b == 2 ? 0 : BS * c * row_bytes;
+    *hi = b == 2 ? p->u[1] * row_bytes : min_size(BS * c + BS, rows) * row_bytes;
 }
 
 static size_t matmul_wrong(const struct program *p)
@@ -151,14 +122,14 @@ static size_t matmul_wrong(const struct program *p)
 static void matmul_setup(struct program *p, size_t n, size_t rows)
 {
     *p = (struct program){
-        .name = "MatrixMul", .kernel = "matrixMul", .source = matmul_source, .dims = 2,
-        .global = {round_up(n, 16), round_up(rows, 16)}, .local = {16, 16}, .nbufs = 3, .nargs = 5,
+        .name = "MatrixMul", .kernel = "matrixMul", .source = matrixmul_source, .dims = 2,
+        .global = {round_up(n, BS), round_up(rows, BS)}, .local = {BS, BS}, .nbufs = 3, .nargs = 5,
         .buf = {{rows * n * sizeof(float), OUT, NULL, NULL, 0, NULL},
                 {rows * n * sizeof(float), IN, random_floats(rows * n, 1), NULL, 0, NULL},
                 {n * n * sizeof(float), IN, random_floats(n * n, 2), NULL, 0, NULL}},
         .arg = {{0, 0, NULL}, {1, 0, NULL}, {2, 0, NULL}, {-1, 8, &p->u[0]}, {-1, 8, &p->u[1]}},
         .touched = matmul_touched, .wrong_results = matmul_wrong, .u = {rows, n}};
-    p->wg_per_chunk = p->global[0] / 16;
+    p->wg_per_chunk = p->global[0] / BS;
 }
 
 /* Buffers x, y: chunk c covers the elements of its work-groups. */
