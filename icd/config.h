@@ -34,6 +34,10 @@
       "write-backs run beside loads (both link directions), in windows of this size; 0: write-backs then loads") \
     X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
       "run the paged kernel even where direct mode would do (testing and measuring)")             \
+    X(STRING, inspect, "VAST_INSPECT", "auto",                                                    \
+      "how partitioned launches find page sets: auto (on the host where the kernel's accesses are affine, "  \
+      "else the inspector kernel), device (always the inspector), check (both; a host set missing a page "  \
+      "the inspector marked fails the launch)")                                                  \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \
     X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file")
 

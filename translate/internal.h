@@ -122,5 +122,8 @@ void tr_rewrite_signature(struct tr_unit *u, struct tr_fn *fn, unsigned body_ope
 /* Fills u->kernels with metadata and marks kernels unusable when they or a function they
  * call carry a diagnostic; then deletes unusable kernels from the generated programs. */
 void tr_meta_unit(struct tr_unit *u);
+/* Host page sets of a kernel with a body (affine.c): its __global accesses as affine-ish
+ * offsets, or NULL when one is outside the supported class. */
+struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn);
 
 #endif

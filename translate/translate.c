@@ -145,6 +145,7 @@ void translate_result_free(struct translate_result *r)
         }
         free(r->kernels[i].args);
         free(r->kernels[i].name);
+        translate_affine_free(r->kernels[i].affine);
     }
     free(r->kernels);
     for (size_t i = 0; i < r->num_diags; i++) {

@@ -92,6 +92,111 @@ struct translate_arg {
     unsigned access;      /* TRANSLATE_READ|TRANSLATE_WRITE for global pointers (conservative) */
 };
 
+/* ---- Host page sets: affine accesses (translate/affine.c, affine_eval.c) ----------------
+ * When every __global access of a kernel is a subscript of one of its __global pointer
+ * parameters (p[e], *(p + e), p[e].field, &p[e], vloadn(e, p), vstoren(v, e, p)) whose index
+ * e is built from integer literals, integer scalar parameters, work-item functions with a
+ * literal dimension, locals assigned only at their declaration, and the variables of counted
+ * for loops, with + - * / % << >> unary minus, min, max and ?:, the translator describes
+ * those accesses (translate_affine) and the runtime computes each work-group range's pages on
+ * the host by interval arithmetic, without running the inspector. The sets are supersets of
+ * what the work-items touch (guards and ?: conditions are ignored, a loop variable ranges
+ * over its whole interval); a wrong description costs faults, never results, because the
+ * paged kernel's fault protocol still covers every access.
+ *
+ * An expression is a postfix program of nodes. Every node carries the width and signedness
+ * of its C type; the evaluator fails (the runtime then runs the inspector) when a node's
+ * interval does not fit its type, so C's wrap-around never makes a set too small. */
+enum translate_aop {
+    TRANSLATE_AOP_CONST,         /* push v */
+    TRANSLATE_AOP_ARG,           /* push scalar parameter v (its value as the node's type) */
+    TRANSLATE_AOP_GLOBAL_ID,     /* push get_global_id(v) */
+    TRANSLATE_AOP_LOCAL_ID,      /* get_local_id(v) */
+    TRANSLATE_AOP_GROUP_ID,      /* get_group_id(v) */
+    TRANSLATE_AOP_GLOBAL_SIZE,   /* get_global_size(v) */
+    TRANSLATE_AOP_LOCAL_SIZE,    /* get_local_size(v) */
+    TRANSLATE_AOP_NUM_GROUPS,    /* get_num_groups(v) */
+    TRANSLATE_AOP_GLOBAL_OFFSET, /* get_global_offset(v) */
+    TRANSLATE_AOP_LOOP,          /* push the variable of loops[v] */
+    TRANSLATE_AOP_CAST,          /* pop a, push a converted to the node's type (fit-checked) */
+    TRANSLATE_AOP_NEG,           /* pop a, push -a */
+    TRANSLATE_AOP_ADD,           /* pop b, pop a, push a op b: */
+    TRANSLATE_AOP_SUB,
+    TRANSLATE_AOP_MUL,
+    TRANSLATE_AOP_DIV,           /* C's truncating division */
+    TRANSLATE_AOP_REM,
+    TRANSLATE_AOP_SHL,
+    TRANSLATE_AOP_SHR,
+    TRANSLATE_AOP_MIN,
+    TRANSLATE_AOP_MAX,
+    TRANSLATE_AOP_EITHER,        /* pop b, pop a, push a or b (c ? a : b) */
+};
+
+struct translate_anode {
+    unsigned char op;        /* enum translate_aop */
+    unsigned char bits;      /* width of the node's C type: 8, 16, 32 or 64 */
+    unsigned char is_signed;
+    long long v;             /* CONST: value; ARG: parameter index; ids: dimension; LOOP: loop */
+};
+
+struct translate_aexpr {
+    struct translate_anode *nodes; /* postfix; evaluates to one value */
+    unsigned n;
+};
+
+/* A counted loop `for (T i = first; i CMP bound; step)`: i++, ++i, i += c (c > 0) with < or
+ * <=; i--, --i, i -= c with > or >=; i is not assigned in the body. Its variable ranges over
+ * [first, bound - 1] for <, [first, bound] for <=, [bound + 1, first] for >, [bound, first]
+ * for >=. first and bound may use the variables of enclosing loops (lower indices). */
+enum translate_acmp { TRANSLATE_ACMP_LT, TRANSLATE_ACMP_LE, TRANSLATE_ACMP_GT, TRANSLATE_ACMP_GE };
+
+struct translate_aloop {
+    struct translate_aexpr first, bound;
+    struct translate_aexpr step; /* the step's magnitude (i++: 1); n = 0: unknown. When it and
+                                    first are single values, the range ends at the last value
+                                    the loop reaches (t < n, t += 16: n - 16 for n a multiple) */
+    unsigned char cmp;       /* enum translate_acmp */
+};
+
+/* Bytes [offset, offset + bytes) of the buffer of parameter arg (a __global pointer). */
+struct translate_asite {
+    unsigned arg;
+    unsigned bytes;          /* the access's size: sizeof the element (vloadn: n elements) */
+    unsigned access;         /* TRANSLATE_READ and/or TRANSLATE_WRITE */
+    struct translate_aexpr offset; /* in bytes (the index times the element size) */
+};
+
+struct translate_affine {
+    struct translate_asite *sites;
+    unsigned nsites;
+    struct translate_aloop *loops; /* enclosing loops before the loops they enclose */
+    unsigned nloops;
+};
+
+/* One launch as the evaluator sees it: the NDRange, the scalar arguments' recorded bytes
+ * (args[i] / arg_sizes[i]; NULL for non-scalars), and a box of work-groups, inclusive
+ * group ids of the original launch per dimension (unused dimensions: 0..0). */
+struct translate_alaunch {
+    unsigned dims;
+    unsigned long long global_size[3], local_size[3], global_offset[3];
+    const void *const *args;
+    const size_t *arg_sizes;
+    unsigned num_args;
+    unsigned long long group_first[3], group_last[3];
+};
+
+/* Calls range(ctx, site, lo, end) for byte ranges [lo, end) of site's buffer that together
+ * hold every byte the box's work-items may access through it. Ranges are refined by splitting
+ * the box and the loop ranges while a site's range spans more than `granule` bytes (a page)
+ * and the refinement budget lasts, so strided accesses do not cover their gaps. lo may be
+ * negative and end may pass the buffer: the caller clips. Returns 0, or -1 when the accesses
+ * cannot be bounded for this launch (a node's interval does not fit its type, a division by
+ * an interval holding 0, a missing argument); then the caller must inspect on the device. */
+void translate_affine_free(struct translate_affine *a);
+int translate_affine_ranges(const struct translate_affine *a, const struct translate_alaunch *l,
+                            unsigned long long granule,
+                            void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx);
+
 struct translate_kernel {
     char *name;
     unsigned num_args;
@@ -100,6 +205,7 @@ struct translate_kernel {
     int uses_global_atomics;
     int may_be_non_idempotent;     /* a buffer read and written, compound/++ or atomics */
     int data_dependent_addresses;  /* an address depends on loaded data: faults possible */
+    struct translate_affine *affine; /* host page sets (above); NULL: run the inspector */
 };
 
 struct translate_diag {

@@ -15,6 +15,8 @@
 #                 CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) with a "vast: error:" line naming
 #                 --kernel and the work-group (not "not implemented"), never PASS, no crash
 #   --require-flag  skip (exit 77) when `SAMPLE --help` does not list FLAG
+#   --host-plans  the partitioned launches' page sets must come from the host (VAST_STATS
+#                 host_plans >= 1: the kernel's accesses are affine, translate.h)
 #   --wrong-hash  compare with a deliberately wrong hash (the comparison must then fail)
 # Every kept run must be a VAST run (run_modes.sh checks "platform: VAST"), PASS with the
 # direct run's hash, and VAST_STATS must show a launch with mode=partitioned and
@@ -22,7 +24,7 @@
 # Exit: 0 all as expected, 1 otherwise, 2 usage, 77 skipped.
 set -u
 run_modes="" libvast="" icd_dir="" page="" fractions="2,4,16" refuse="" kernel="" require_flag=""
-wrong_hash=0 timeout_s=300
+wrong_hash=0 timeout_s=300 host_plans=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --run-modes) run_modes="$2"; shift 2 ;;
@@ -34,12 +36,13 @@ while [ $# -gt 0 ]; do
     --kernel) kernel="$2"; shift 2 ;;
     --require-flag) require_flag="$2"; shift 2 ;;
     --wrong-hash) wrong_hash=1; shift ;;
+    --host-plans) host_plans=1; shift ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "samples.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[ $# -ge 1 ] && [ -n "$page" ] && [ -n "$run_modes" ] || { sed -n '2,22p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] && [ -n "$page" ] && [ -n "$run_modes" ] || { sed -n '2,24p' "$0" >&2; exit 2; }
 [ -z "$refuse" ] || [ -n "$kernel" ] || { echo "samples.sh: --refuse needs --kernel" >&2; exit 2; }
 sample="$1"; shift
 name=$(basename "$sample")
@@ -99,6 +102,8 @@ for frac in ${fractions//,/ }; do
         elif [ "$hash" != "$ref" ]; then why="hash $hash differs from the direct run's $ref"
         elif [ "$frac" != 0 ] && ! grep -qE '^ *vast: stats: .*mode=partitioned .*partitions=([2-9]|[1-9][0-9]+)( |$)' "$out"; then
             why="no VAST_STATS line with mode=partitioned and partitions >= 2"
+        elif [ "$frac" != 0 ] && [ "$host_plans" = 1 ] && ! grep -qE '^ *vast: stats: .*mode=partitioned .*host_plans=[1-9]' "$out"; then
+            why="the page sets did not come from the host (no host_plans >= 1)"
         fi
     else
         line=$(grep -E '^ *vast: error: ' "$out" | grep -iF -- "$kernel" | grep -iE 'work-group|work group|workgroup|cannot be paged' \

@@ -1,0 +1,357 @@
+/* test_affine.c - unit tests of translate/affine.c (no device): the host page set
+ * description (translate_affine) of small kernels, exact postfix programs for some sites and
+ * loops, NULL for kernels outside the supported class, and two evaluations through
+ * translate_affine_ranges (affine_eval.c) of what the translator produced. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "MatrixMul/matrixmul_kernel.h"
+#include "translate.h"
+
+enum { C = TRANSLATE_AOP_CONST, ARG = TRANSLATE_AOP_ARG, GID = TRANSLATE_AOP_GLOBAL_ID,
+       LID = TRANSLATE_AOP_LOCAL_ID, LOOP = TRANSLATE_AOP_LOOP, CAST = TRANSLATE_AOP_CAST,
+       NEG = TRANSLATE_AOP_NEG, ADD = TRANSLATE_AOP_ADD, SUB = TRANSLATE_AOP_SUB,
+       MUL = TRANSLATE_AOP_MUL, REM = TRANSLATE_AOP_REM, MIN = TRANSLATE_AOP_MIN,
+       MAX = TRANSLATE_AOP_MAX, EITHER = TRANSLATE_AOP_EITHER };
+enum { R = TRANSLATE_READ, W = TRANSLATE_WRITE, RW = TRANSLATE_READ | TRANSLATE_WRITE };
+
+/* Node shorthands: op, bits, signedness, value. */
+#define S32(op, v) {op, 32, 1, v}
+#define U32(op, v) {op, 32, 0, v}
+#define U64(op, v) {op, 64, 0, v}
+#define S64(op, v) {op, 64, 1, v}
+/* The tail of every subscript site: index as long, times the element size. */
+#define SCALE(n) S64(CAST, 0), S64(C, n), S64(MUL, 0)
+
+static struct translate_result *tr(const char *src)
+{
+    struct translate_options o = {NULL, "cl_khr_fp64", 0, "t.cl"};
+    struct translate_result *r = NULL;
+    if (translate_program(src, &o, &r) != 0)
+        fail_msg("translation failed: %s", r->error);
+    return r;
+}
+
+static const struct translate_kernel *kernel(const struct translate_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->num_kernels; i++)
+        if (!strcmp(r->kernels[i].name, name))
+            return &r->kernels[i];
+    fail_msg("no kernel %s", name);
+    return NULL;
+}
+
+/* The single kernel of r, usable and with affine sites and loops as counted. */
+static const struct translate_affine *affine(const struct translate_result *r, const char *name,
+                                             unsigned nsites, unsigned nloops)
+{
+    const struct translate_kernel *k = kernel(r, name);
+    assert_true(k->paged_ok);
+    if (!k->affine)
+        fail_msg("kernel %s: no affine description", name);
+    assert_int_equal(k->affine->nsites, nsites);
+    assert_int_equal(k->affine->nloops, nloops);
+    return k->affine;
+}
+
+static void expect_expr(const struct translate_aexpr *e, const struct translate_anode *want,
+                        unsigned n)
+{
+    assert_int_equal(e->n, n);
+    for (unsigned i = 0; i < n; i++) {
+        if (e->nodes[i].op != want[i].op || e->nodes[i].bits != want[i].bits ||
+            e->nodes[i].is_signed != want[i].is_signed || e->nodes[i].v != want[i].v)
+            fail_msg("node %u: got op %u bits %u signed %u v %lld, want op %u bits %u signed %u "
+                     "v %lld", i, e->nodes[i].op, e->nodes[i].bits, e->nodes[i].is_signed,
+                     e->nodes[i].v, want[i].op, want[i].bits, want[i].is_signed, want[i].v);
+    }
+}
+
+#define EXPECT(expr, ...)                                                                    \
+    do {                                                                                     \
+        const struct translate_anode want_[] = {__VA_ARGS__};                                \
+        expect_expr(expr, want_, sizeof want_ / sizeof want_[0]);                            \
+    } while (0)
+
+static void expect_site(const struct translate_asite *s, unsigned arg, unsigned bytes,
+                        unsigned access)
+{
+    assert_int_equal(s->arg, arg);
+    assert_int_equal(s->bytes, bytes);
+    assert_int_equal(s->access, access);
+}
+
+static void test_saxpy(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void saxpy(float a, __global const float *x, __global float *y) {\n"
+           "  int i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n");
+    const struct translate_affine *a = affine(r, "saxpy", 3, 0);
+    expect_site(&a->sites[0], 2, 4, W);
+    expect_site(&a->sites[1], 1, 4, R);
+    expect_site(&a->sites[2], 2, 4, R);
+    for (unsigned s = 0; s < 3; s++) /* i: (int)get_global_id(0) */
+        EXPECT(&a->sites[s].offset, U64(GID, 0), S32(CAST, 0), SCALE(4));
+    translate_result_free(r);
+}
+
+static void test_matrixmul(void **state)
+{
+    (void)state;
+    struct translate_result *r = tr(matrixmul_source);
+    /* the k loop over __local tiles has no global access: dropped */
+    const struct translate_affine *a = affine(r, "matrixMul", 3, 1);
+    expect_site(&a->sites[0], 1, 4, R);
+    expect_site(&a->sites[1], 2, 4, R);
+    expect_site(&a->sites[2], 0, 4, W);
+    /* for (size_t t = 0; t < n; t += BS) */
+    assert_int_equal(a->loops[0].cmp, TRANSLATE_ACMP_LT);
+    EXPECT(&a->loops[0].first, U64(C, 0));
+    EXPECT(&a->loops[0].bound, U64(ARG, 4));
+    EXPECT(&a->loops[0].step, U64(C, 16));
+    /* A[row * n + t + tx] */
+    EXPECT(&a->sites[0].offset, U64(GID, 1), U64(ARG, 4), U64(MUL, 0), U64(LOOP, 0),
+           U64(ADD, 0), U64(LID, 0), U64(ADD, 0), SCALE(4));
+    /* B[(t + ty) * n + col] */
+    EXPECT(&a->sites[1].offset, U64(LOOP, 0), U64(LID, 1), U64(ADD, 0), U64(ARG, 4),
+           U64(MUL, 0), U64(GID, 0), U64(ADD, 0), SCALE(4));
+    /* C[row * n + col] */
+    EXPECT(&a->sites[2].offset, U64(GID, 1), U64(ARG, 4), U64(MUL, 0), U64(GID, 0),
+           U64(ADD, 0), SCALE(4));
+    translate_result_free(r);
+}
+
+static void test_locals_2d(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void k(__global const float *in, __global float *out, int w) {\n"
+           "  int x = get_global_id(0), y = get_global_id(1);\n"
+           "  int row = y * w; int c = row + x; size_t up = c - w;\n"
+           "  out[c] = in[c - 1] + in[up]; }\n");
+    const struct translate_affine *a = affine(r, "k", 3, 0);
+    expect_site(&a->sites[0], 1, 4, W);
+    EXPECT(&a->sites[0].offset, U64(GID, 1), S32(CAST, 0), S32(ARG, 2), S32(MUL, 0),
+           U64(GID, 0), S32(CAST, 0), S32(ADD, 0), SCALE(4));
+    expect_site(&a->sites[1], 0, 4, R);
+    EXPECT(&a->sites[1].offset, U64(GID, 1), S32(CAST, 0), S32(ARG, 2), S32(MUL, 0),
+           U64(GID, 0), S32(CAST, 0), S32(ADD, 0), S32(C, 1), S32(SUB, 0), SCALE(4));
+    expect_site(&a->sites[2], 0, 4, R);
+    EXPECT(&a->sites[2].offset, U64(GID, 1), S32(CAST, 0), S32(ARG, 2), S32(MUL, 0),
+           U64(GID, 0), S32(CAST, 0), S32(ADD, 0), S32(ARG, 2), S32(SUB, 0), U64(CAST, 0),
+           SCALE(4));
+    translate_result_free(r);
+}
+
+static void test_loops(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void rowsum(__global const float *a, __global float *s, int n) {\n"
+           "  int row = get_global_id(0); float acc = 0;\n"
+           "  for (int k = 0; k < n; k++) acc += a[row*n + k];\n"
+           "  s[row] = acc; }\n"
+           "__kernel void down(__global float *a, int n, ulong m) {\n"
+           "  for (int i = n - 1; i >= 0; i--) a[i] = 0;\n"
+           "  for (uint j = n; 0 < j; j -= 2) a[j] = 1;\n"
+           "  for (int r = 0; r < m; r++)\n"
+           "    for (int c = r; c <= r + 8; c = c + 2) { int e = c * 2; a[e] += r; } }\n");
+    const struct translate_affine *a = affine(r, "rowsum", 2, 1);
+    assert_int_equal(a->loops[0].cmp, TRANSLATE_ACMP_LT);
+    EXPECT(&a->loops[0].first, S32(C, 0));
+    EXPECT(&a->loops[0].bound, S32(ARG, 2));
+    EXPECT(&a->loops[0].step, S32(C, 1));
+    expect_site(&a->sites[0], 0, 4, R);
+    EXPECT(&a->sites[0].offset, U64(GID, 0), S32(CAST, 0), S32(ARG, 2), S32(MUL, 0),
+           S32(LOOP, 0), S32(ADD, 0), SCALE(4));
+    expect_site(&a->sites[1], 1, 4, W);
+
+    a = affine(r, "down", 3, 4);
+    assert_int_equal(a->loops[0].cmp, TRANSLATE_ACMP_GE);
+    EXPECT(&a->loops[0].first, S32(ARG, 1), S32(C, 1), S32(SUB, 0));
+    EXPECT(&a->loops[0].bound, S32(C, 0));
+    EXPECT(&a->loops[0].step, S32(C, 1));
+    assert_int_equal(a->loops[1].cmp, TRANSLATE_ACMP_GT); /* 0 < j mirrored */
+    EXPECT(&a->loops[1].first, S32(ARG, 1), U32(CAST, 0));
+    EXPECT(&a->loops[1].bound, U32(C, 0));
+    EXPECT(&a->loops[1].step, U32(C, 2));
+    EXPECT(&a->sites[1].offset, U32(LOOP, 1), SCALE(4));
+    /* the inner loop's bounds use the outer variable; (ulong)r < m */
+    assert_int_equal(a->loops[2].cmp, TRANSLATE_ACMP_LT);
+    EXPECT(&a->loops[2].bound, U64(ARG, 2));
+    assert_int_equal(a->loops[3].cmp, TRANSLATE_ACMP_LE);
+    EXPECT(&a->loops[3].first, S32(LOOP, 2));
+    EXPECT(&a->loops[3].bound, S32(LOOP, 2), S32(C, 8), S32(ADD, 0));
+    EXPECT(&a->loops[3].step, S32(C, 2));
+    expect_site(&a->sites[2], 0, 4, RW);
+    EXPECT(&a->sites[2].offset, S32(LOOP, 3), S32(C, 2), S32(MUL, 0), SCALE(4));
+    translate_result_free(r);
+}
+
+static void test_vectors_atomics_ternary(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void vec(__global const float *a, __global float *b) {\n"
+           "  size_t i = get_global_id(0); float4 v = vload4(i, a); vstore4(v * 2, i + 1, b);\n"
+           "  float3 w = vload3(i, a); b[0] = w.x; }\n"
+           "__kernel void hist(__global const uint *d, __global int *h, uint bins) {\n"
+           "  uint i = get_global_id(0); uint b = (i * 7) % bins;\n"
+           "  atomic_add(&h[b], 1); atomic_inc(h + i); atomic_inc(h); }\n"
+           "__kernel void tern(__global int *a, int n) {\n"
+           "  int i = get_global_id(0); a[i < n ? i : n - 1] = 1;\n"
+           "  a[clamp(i, 0, n)]++; a[-i] -= 1; }\n"
+           "typedef struct { int x; float y; } S;\n"
+           "__kernel void parts(__global S *s, __global float4 *v) {\n"
+           "  int i = get_global_id(0); s[i].y = 1; s->x = 2; v[i].s1 = 3; v[i][2] += 4;\n"
+           "  *(v + 1) = 0; }\n"
+           "__kernel void none(__global float *a, int n) { int x = n * 2; }\n");
+    const struct translate_affine *a = affine(r, "vec", 4, 0);
+    expect_site(&a->sites[0], 0, 16, R);
+    EXPECT(&a->sites[0].offset, U64(GID, 0), SCALE(16));
+    expect_site(&a->sites[1], 1, 16, W);
+    EXPECT(&a->sites[1].offset, U64(GID, 0), U64(C, 1), U64(ADD, 0), SCALE(16));
+    expect_site(&a->sites[2], 0, 12, R);
+    EXPECT(&a->sites[2].offset, U64(GID, 0), SCALE(12));
+    expect_site(&a->sites[3], 1, 4, W);
+
+    a = affine(r, "hist", 3, 0);
+    expect_site(&a->sites[0], 1, 4, RW);
+    EXPECT(&a->sites[0].offset, U64(GID, 0), U32(CAST, 0), U32(C, 7), U32(MUL, 0),
+           U32(ARG, 2), U32(REM, 0), SCALE(4));
+    expect_site(&a->sites[1], 1, 4, RW);
+    EXPECT(&a->sites[1].offset, U64(GID, 0), U32(CAST, 0), SCALE(4));
+    expect_site(&a->sites[2], 1, 4, RW);
+    EXPECT(&a->sites[2].offset, S64(C, 0));
+    assert_true(kernel(r, "hist")->uses_global_atomics);
+
+    a = affine(r, "tern", 3, 0);
+    expect_site(&a->sites[0], 0, 4, W);
+    EXPECT(&a->sites[0].offset, U64(GID, 0), S32(CAST, 0), S32(ARG, 1), S32(C, 1),
+           S32(SUB, 0), S32(EITHER, 0), SCALE(4));
+    expect_site(&a->sites[1], 0, 4, RW);
+    EXPECT(&a->sites[1].offset, U64(GID, 0), S32(CAST, 0), S32(C, 0), S32(MAX, 0),
+           S32(ARG, 1), S32(MIN, 0), SCALE(4));
+    expect_site(&a->sites[2], 0, 4, RW);
+    EXPECT(&a->sites[2].offset, U64(GID, 0), S32(CAST, 0), S32(NEG, 0), SCALE(4));
+
+    /* members, swizzles and vector elements access their whole element */
+    a = affine(r, "parts", 5, 0);
+    expect_site(&a->sites[0], 0, 8, W);
+    expect_site(&a->sites[1], 0, 8, W);
+    EXPECT(&a->sites[1].offset, S64(C, 0));
+    expect_site(&a->sites[2], 1, 16, W);
+    expect_site(&a->sites[3], 1, 16, RW);
+    expect_site(&a->sites[4], 1, 16, W);
+    EXPECT(&a->sites[4].offset, S32(C, 1), SCALE(16));
+
+    affine(r, "none", 0, 0);
+    translate_result_free(r);
+}
+
+static void test_unsupported(void **state)
+{
+    (void)state;
+    static const char *const names[] = {
+        "gather", "localptr", "helper", "modparam", "whilevar", "dimvar", "bitand",
+        "helperidx", "compare", "intcast", "addrescape", "vhalf", "loadedatomic", "selfinit",
+        "bodymod", "negstep", "swizzle",
+    };
+    struct translate_result *r =
+        tr("__kernel void gather(__global const float *a, __global const int *idx,\n"
+           "                     __global float *o) {\n"
+           "  int i = get_global_id(0); o[i] = a[idx[i]]; }\n"
+           "__kernel void localptr(__global float *a) {\n"
+           "  __global float *p = a + 1; int i = get_global_id(0); p[i] = 0; }\n"
+           "float h(__global float *p, int i) { return p[i]; }\n"
+           "__kernel void helper(__global float *a) { int i = get_global_id(0); a[i] = h(a, i); }\n"
+           "__kernel void modparam(__global float *a, int n) { n -= 1; a[n] = 0; }\n"
+           "__kernel void whilevar(__global float *a, int n) {\n"
+           "  int k = 0; while (k < n) { a[k] = 0; k++; } }\n"
+           "__kernel void dimvar(__global float *a, uint d) { a[get_global_id(d)] = 0; }\n"
+           "__kernel void bitand(__global float *a) { a[get_global_id(0) & 15] = 0; }\n"
+           "int sq(int v) { return v * v; }\n"
+           "__kernel void helperidx(__global float *a) { a[sq(get_global_id(0))] = 0; }\n"
+           "__kernel void compare(__global float *a, __global float *b) { if (a != b) a[0] = 1; }\n"
+           "__kernel void intcast(__global float *a, ulong p) { ((__global float *)p)[0] = 1; }\n"
+           "__kernel void addrescape(__global float *a) { __global float *q = &a[3]; *q = 1; }\n"
+           "__kernel void vhalf(__global half *a, __global float *b) { b[0] = vload_half(0, a); }\n"
+           "__kernel void loadedatomic(__global int *h, __global const int *d) {\n"
+           "  atomic_add(&h[d[get_global_id(0)]], 1); }\n"
+           "__kernel void selfinit(__global float *a) { int x = x + 1; a[x] = 0; }\n"
+           "__kernel void bodymod(__global float *a, int n) {\n"
+           "  for (int k = 0; k < n; k++) { a[k] = 0; k += 1; } }\n"
+           "__kernel void negstep(__global float *a, int n) {\n"
+           "  for (int k = 0; k < n; k += -1) a[k] = 0; }\n"
+           "__kernel void swizzle(__global float *a, int2 d) { a[d.x] = 0; }\n"
+           "__kernel void okhelper(__global float *a) { int i = get_global_id(0); a[i] = sq(i); }\n");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const struct translate_kernel *k = kernel(r, names[i]);
+        if (!k->paged_ok || k->affine)
+            fail_msg("kernel %s: paged_ok %d, affine %p", names[i], k->paged_ok,
+                     (void *)k->affine);
+    }
+    /* a helper without pointers may compute values, not indices */
+    affine(r, "okhelper", 1, 0);
+    translate_result_free(r);
+}
+
+struct box {
+    long long lo[4], end[4];
+};
+
+static void note_range(void *ctx, unsigned site, long long lo, long long end)
+{
+    struct box *b = ctx;
+    assert_true(site < 4);
+    if (lo < b->lo[site])
+        b->lo[site] = lo;
+    if (end > b->end[site])
+        b->end[site] = end;
+}
+
+static void test_ranges(void **state)
+{
+    (void)state;
+    struct translate_result *r = tr(matrixmul_source);
+    const struct translate_affine *a = affine(r, "matrixMul", 3, 1);
+    unsigned long long rows = 64, n = 64;
+    const void *args[5] = {NULL, NULL, NULL, &rows, &n};
+    size_t sizes[5] = {0, 0, 0, 8, 8};
+    /* work-group (0, 1) of a 64 x 64 launch in 16 x 16 groups */
+    struct translate_alaunch l = {2, {64, 64, 1}, {16, 16, 1}, {0, 0, 0}, args, sizes, 5,
+                                  {0, 1, 0}, {0, 1, 0}};
+    struct box b;
+    for (int i = 0; i < 4; i++)
+        b.lo[i] = 1ll << 60, b.end[i] = -(1ll << 60);
+    assert_int_equal(translate_affine_ranges(a, &l, 4096, note_range, &b), 0);
+    /* A: rows 16..31, columns 0..63 */
+    assert_int_equal(b.lo[0], 16 * 64 * 4);
+    assert_int_equal(b.end[0], 32 * 64 * 4);
+    /* B: every row, columns 0..15; C: rows 16..31, columns 0..15 */
+    assert_int_equal(b.lo[1], 0);
+    assert_int_equal(b.end[1], (63 * 64 + 16) * 4);
+    assert_int_equal(b.lo[2], 16 * 64 * 4);
+    assert_int_equal(b.end[2], (31 * 64 + 16) * 4);
+    translate_result_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_saxpy),
+        cmocka_unit_test(test_matrixmul),
+        cmocka_unit_test(test_locals_2d),
+        cmocka_unit_test(test_loops),
+        cmocka_unit_test(test_vectors_atomics_ternary),
+        cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_ranges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,221 @@
+/* test_affine_eval.c - translate_affine_ranges (translate/affine_eval.c) on hand-written
+ * descriptions: exact ranges of contiguous accesses, refinement of strided ones, loops, and
+ * the cases it must refuse (C wrap-around, division by an interval holding 0, bad arguments). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "translate.h"
+
+#define U64(o, v) {TRANSLATE_AOP_##o, 64, 0, v}
+#define S64(o, v) {TRANSLATE_AOP_##o, 64, 1, v}
+#define S32(o, v) {TRANSLATE_AOP_##o, 32, 1, v}
+#define EXPR(a) {a, sizeof a / sizeof a[0]}
+
+struct got {
+    long long lo[64], end[64];
+    unsigned site[64];
+    int n;
+};
+
+static void collect(void *ctx, unsigned site, long long lo, long long end)
+{
+    struct got *g = ctx;
+    assert_true(g->n < 64);
+    g->site[g->n] = site;
+    g->lo[g->n] = lo;
+    g->end[g->n++] = end;
+}
+
+/* One dimension of `global` work-items in groups of `local`; box = groups [first, last]. */
+static struct translate_alaunch launch1(unsigned long long global, unsigned long long local, unsigned long long first,
+                                        unsigned long long last)
+{
+    struct translate_alaunch l = {.dims = 1, .global_size = {global, 1, 1}, .local_size = {local, 1, 1},
+                                  .group_first = {first, 0, 0}, .group_last = {last, 0, 0}};
+    return l;
+}
+
+static void test_contiguous_exact(void **state)
+{
+    (void)state;
+    /* y[i] with int i = get_global_id(0), float elements */
+    struct translate_anode off[] = {U64(GLOBAL_ID, 0), S32(CAST, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_asite site = {1, 4, TRANSLATE_READ | TRANSLATE_WRITE, EXPR(off)};
+    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_alaunch l = launch1(1000, 64, 2, 3);
+    struct got g = {0};
+    assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.lo[0], 2 * 64 * 4);
+    assert_int_equal(g.end[0], 4 * 64 * 4);
+    /* the last group stops at the global size; a global offset moves everything */
+    l = launch1(1000, 64, 15, 15);
+    l.global_offset[0] = 10;
+    g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
+    assert_int_equal(g.lo[0], (10 + 15 * 64) * 4);
+    assert_int_equal(g.end[0], (10 + 999 + 1) * 4);
+}
+
+static void test_strided_refined(void **state)
+{
+    (void)state;
+    /* a column of a wide row-major matrix: a[get_local_id(0) * W + get_group_id(1)], W = 32768
+     * floats (128 KiB rows): 16 accesses 128 KiB apart, not one 2 MiB range */
+    struct translate_anode off[] = {U64(LOCAL_ID, 0), U64(CONST, 32768), U64(MUL, 0), U64(GROUP_ID, 1),
+                                    U64(ADD, 0),      S64(CAST, 0),      S64(CONST, 4), S64(MUL, 0)};
+    struct translate_asite site = {0, 4, TRANSLATE_READ, EXPR(off)};
+    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_alaunch l = {.dims = 2, .global_size = {16, 64, 1}, .local_size = {16, 1, 1},
+                                  .group_first = {0, 5, 0}, .group_last = {0, 5, 0}};
+    struct got g = {0};
+    assert_int_equal(translate_affine_ranges(&a, &l, 65536, collect, &g), 0);
+    assert_int_equal(g.n, 16);
+    long long bytes = 0;
+    for (int i = 0; i < g.n; i++) {
+        bytes += g.end[i] - g.lo[i];
+        assert_int_equal((g.lo[i] / 4 - 5) % 32768, 0);
+    }
+    assert_int_equal(bytes, 16 * 4);
+}
+
+static void test_matrixmul_loop(void **state)
+{
+    (void)state;
+    /* B[(t + ty) * n + col] with for (size_t t = 0; t < n; t += 16): every row of B, one range */
+    struct translate_anode off[] = {U64(LOOP, 0), U64(LOCAL_ID, 1), U64(ADD, 0), U64(ARG, 4), U64(MUL, 0),
+                                    U64(GLOBAL_ID, 0), U64(ADD, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode first[] = {U64(CONST, 0)}, bound[] = {U64(ARG, 4)}, step[] = {U64(CONST, 16)};
+    struct translate_aloop loop = {EXPR(first), EXPR(bound), EXPR(step), TRANSLATE_ACMP_LT};
+    struct translate_asite site = {2, 4, TRANSLATE_READ, EXPR(off)};
+    struct translate_affine a = {&site, 1, &loop, 1};
+    unsigned long long n = 256;
+    const void *args[5] = {NULL, NULL, NULL, NULL, &n};
+    size_t sizes[5] = {8, 8, 8, 8, 8};
+    struct translate_alaunch l = {.dims = 2, .global_size = {256, 512, 1}, .local_size = {16, 16, 1},
+                                  .args = args, .arg_sizes = sizes, .num_args = 5,
+                                  .group_first = {3, 7, 0}, .group_last = {3, 7, 0}};
+    struct got g = {0};
+    assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
+    long long lo = g.lo[0], end = g.end[0];
+    for (int i = 1; i < g.n; i++) {
+        lo = g.lo[i] < lo ? g.lo[i] : lo;
+        end = g.end[i] > end ? g.end[i] : end;
+    }
+    assert_int_equal(lo, 3 * 16 * 4);
+    assert_int_equal(end, ((n - 1) * n + 3 * 16 + 15 + 1) * 4);
+    /* t's last value is n - 16, so t + ty stays in B; without the step it would pass B's end */
+    loop.step.n = 0;
+    g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
+    assert_int_equal(g.end[g.n - 1], ((n - 1 + 15) * n + 3 * 16 + 15 + 1) * 4);
+    /* 1 KiB rows, 4 KiB pages: each row's 64 bytes are in a page every row touches; not split
+     * into rows */
+    assert_true(g.n <= 2);
+    /* a decreasing loop for (long k = n; k >= 1; k--) a[k - 1]: [0, n) */
+    struct translate_anode off2[] = {S64(LOOP, 0), S64(CONST, 1), S64(SUB, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode first2[] = {U64(ARG, 4), S64(CAST, 0)}, bound2[] = {S64(CONST, 1)};
+    struct translate_anode step2[] = {S64(CONST, 1)};
+    struct translate_aloop down = {EXPR(first2), EXPR(bound2), EXPR(step2), TRANSLATE_ACMP_GE};
+    struct translate_asite site2 = {0, 4, TRANSLATE_READ, EXPR(off2)};
+    struct translate_affine a2 = {&site2, 1, &down, 1};
+    g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a2, &l, 1 << 20, collect, &g), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.lo[0], 0);
+    assert_int_equal(g.end[0], n * 4);
+}
+
+static void test_remainder_and_shifts(void **state)
+{
+    (void)state;
+    /* a[(gid % 64) << 2 >> 1]: within one period of 64 the remainder is exact */
+    struct translate_anode off[] = {U64(GLOBAL_ID, 0), U64(CONST, 64), U64(REM, 0), U64(CONST, 2), U64(SHL, 0),
+                                    U64(CONST, 1),     U64(SHR, 0),    S64(CAST, 0), S64(CONST, 1), S64(MUL, 0)};
+    struct translate_asite site = {0, 1, TRANSLATE_READ, EXPR(off)};
+    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_alaunch l = launch1(1024, 16, 5, 5); /* gids 80..95: 16..31 */
+    struct got g = {0};
+    assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
+    assert_int_equal(g.lo[0], 32);
+    assert_int_equal(g.end[0], 63);
+    l = launch1(1024, 16, 3, 4); /* gids 48..79 wrap: 0..63 */
+    g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
+    assert_int_equal(g.lo[0], 0);
+    assert_int_equal(g.end[0], 127);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    struct translate_alaunch l = launch1(1024, 16, 0, 3);
+    struct got g = {0};
+    /* size_t gid - 1 wraps for work-item 0; as a byte offset that is pointer arithmetic
+     * modulo 2^64, so the range holds it as -1 (FDTD3d's guarded-out edges) */
+    struct translate_anode wrap[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0), S64(CAST, 0)};
+    struct translate_asite s1 = {0, 4, TRANSLATE_READ, EXPR(wrap)};
+    struct translate_affine a1 = {&s1, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a1, &l, 4096, collect, &g), 0);
+    assert_int_equal(g.lo[g.n - 1], -1);
+    assert_int_equal(g.end[g.n - 1], 63 - 1 + 4);
+    /* but not through a division (C divides the wrapped value), nor into a wider type */
+    struct translate_anode wdiv[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0), U64(CONST, 2), U64(DIV, 0),
+                                     S64(CAST, 0)};
+    struct translate_asite s1d = {0, 4, TRANSLATE_READ, EXPR(wdiv)};
+    struct translate_affine a1d = {&s1d, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a1d, &l, 4096, collect, &g), -1);
+    struct translate_anode wwide[] = {U64(GLOBAL_ID, 0), {TRANSLATE_AOP_CAST, 32, 0, 0}, {TRANSLATE_AOP_CONST, 32, 0, 1},
+                                      {TRANSLATE_AOP_SUB, 32, 0, 0}, S64(CAST, 0)};
+    struct translate_asite s1w = {0, 4, TRANSLATE_READ, EXPR(wwide)};
+    struct translate_affine a1w = {&s1w, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a1w, &l, 4096, collect, &g), -1);
+    /* nor as a loop bound: for (size_t k = 0; k < gid - 1; k++) a[k] */
+    struct translate_anode lfirst[] = {U64(CONST, 0)}, lbound[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0)};
+    struct translate_anode loff[] = {U64(LOOP, 0), S64(CAST, 0)};
+    struct translate_aloop lp = {EXPR(lfirst), EXPR(lbound), {NULL, 0}, TRANSLATE_ACMP_LT};
+    struct translate_asite s1l = {0, 4, TRANSLATE_READ, EXPR(loff)};
+    struct translate_affine a1l = {&s1l, 1, &lp, 1};
+    assert_int_equal(translate_affine_ranges(&a1l, &l, 4096, collect, &g), -1);
+    /* all fine for groups past the first */
+    l.group_first[0] = 1;
+    assert_int_equal(translate_affine_ranges(&a1d, &l, 4096, collect, &g), 0);
+    assert_int_equal(translate_affine_ranges(&a1w, &l, 4096, collect, &g), 0);
+    assert_int_equal(translate_affine_ranges(&a1l, &l, 4096, collect, &g), 0);
+    /* int overflow: gid * 2^30 as int */
+    struct translate_anode ovf[] = {U64(GLOBAL_ID, 0), S32(CAST, 0), S32(CONST, 1 << 30), S32(MUL, 0),
+                                    S64(CAST, 0)};
+    struct translate_asite s2 = {0, 4, TRANSLATE_READ, EXPR(ovf)};
+    struct translate_affine a2 = {&s2, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a2, &l, 4096, collect, &g), -1);
+    /* division by a local id that may be 0 */
+    struct translate_anode div0[] = {U64(GLOBAL_ID, 0), U64(LOCAL_ID, 0), U64(DIV, 0), S64(CAST, 0)};
+    struct translate_asite s3 = {0, 4, TRANSLATE_READ, EXPR(div0)};
+    struct translate_affine a3 = {&s3, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a3, &l, 4096, collect, &g), -1);
+    /* a scalar argument that was not recorded, a malformed expression */
+    struct translate_anode arg[] = {S64(ARG, 0)};
+    struct translate_asite s4 = {0, 4, TRANSLATE_READ, EXPR(arg)};
+    struct translate_affine a4 = {&s4, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a4, &l, 4096, collect, &g), -1);
+    struct translate_anode bad[] = {S64(ADD, 0)};
+    struct translate_asite s5 = {0, 4, TRANSLATE_READ, EXPR(bad)};
+    struct translate_affine a5 = {&s5, 1, NULL, 0};
+    assert_int_equal(translate_affine_ranges(&a5, &l, 4096, collect, &g), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_contiguous_exact),
+        cmocka_unit_test(test_strided_refined),
+        cmocka_unit_test(test_matrixmul_loop),
+        cmocka_unit_test(test_remainder_and_shifts),
+        cmocka_unit_test(test_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,385 @@
+/* affine_eval.c - the host side of affine page sets (translate.h, "Host page sets"): the byte
+ * ranges a box of work-groups may touch through each access site, by interval arithmetic
+ * over the postfix expressions of translate/affine.c.
+ *
+ * Values are intervals of __int128, so that 64-bit operands never overflow while they are
+ * combined; after every node the interval must fit the node's C type, else the evaluation
+ * fails (C would wrap, and a wrapped value is outside any interval we could report), except
+ * where the wrapped value only flows through ring operations into the byte offset (eval).
+ * Products are taken only of operands within +-2^64, which keeps them inside __int128.
+ *
+ * Refinement: one interval per site is exact for contiguous accesses but covers the gaps of a
+ * strided one (a column of a wide matrix touches one page per row). When fixing one variable
+ * (a group id, a local id or a loop variable) to a single value shrinks the site's range so
+ * much that all its values together would cover less than half of it, that variable is split
+ * in two and each half evaluated on its own, recursively, within a budget of evaluations per
+ * site; what is left unsplit when the budget runs out is reported whole (a superset). */
+#include "translate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef __int128 wide;
+
+struct ival {
+    wide lo, hi;
+};
+
+#define MAX_STACK 64
+#define MAX_LOOPS 64
+#define REFINE_EVALS 256 /* evaluations per site and call */
+#define WIDE_LIMIT ((wide)1 << 64)
+
+/* The variables a site can depend on: 3 group dims, 3 local dims, then the loops. */
+#define VAR_GROUP 0
+#define VAR_LOCAL 3
+#define VAR_LOOP 6
+
+struct env {
+    const struct translate_alaunch *l;
+    unsigned nloops;
+    struct ival var[VAR_LOOP + MAX_LOOPS]; /* group and local ids, loop variables */
+    unsigned char fixed[VAR_LOOP + MAX_LOOPS]; /* loop ranges set by refinement, not by their loop */
+    const struct translate_affine *a;
+    int evals;
+};
+
+static wide wmin(wide a, wide b) { return a < b ? a : b; }
+static wide wmax(wide a, wide b) { return a > b ? a : b; }
+
+static int fits(struct ival v, const struct translate_anode *n)
+{
+    unsigned bits = n->bits == 0 || n->bits > 64 ? 64 : n->bits;
+    wide lo = n->is_signed ? -((wide)1 << (bits - 1)) : 0;
+    wide hi = n->is_signed ? ((wide)1 << (bits - 1)) - 1 : ((wide)1 << bits) - 1;
+    return v.lo >= lo && v.hi <= hi && v.lo <= v.hi;
+}
+
+static int arg_value(const struct translate_alaunch *l, const struct translate_anode *n, wide *out)
+{
+    if (n->v < 0 || (unsigned long long)n->v >= l->num_args || l->args == NULL || l->args[n->v] == NULL)
+        return -1;
+    size_t size = l->arg_sizes[n->v];
+    const void *p = l->args[n->v];
+    switch (size) {
+    case 1: { uint8_t u; memcpy(&u, p, 1); *out = n->is_signed ? (wide)(int8_t)u : (wide)u; return 0; }
+    case 2: { uint16_t u; memcpy(&u, p, 2); *out = n->is_signed ? (wide)(int16_t)u : (wide)u; return 0; }
+    case 4: { uint32_t u; memcpy(&u, p, 4); *out = n->is_signed ? (wide)(int32_t)u : (wide)u; return 0; }
+    case 8: { uint64_t u; memcpy(&u, p, 8); *out = n->is_signed ? (wide)(int64_t)u : (wide)u; return 0; }
+    default: return -1;
+    }
+}
+
+static struct ival point(wide v) { return (struct ival){v, v}; }
+
+/* Work-item functions; dimensions past the NDRange's report what OpenCL says (sizes 1, ids 0). */
+static int item_value(const struct env *e, const struct translate_anode *n, struct ival *out)
+{
+    const struct translate_alaunch *l = e->l;
+    long long d = n->v;
+    if (d < 0)
+        return -1;
+    int in = d < 3 && (unsigned)d < (l->dims ? l->dims : 1);
+    wide gs = in ? (wide)l->global_size[d] : 1, ls = in ? (wide)l->local_size[d] : 1;
+    wide off = in ? (wide)l->global_offset[d] : 0;
+    if (ls <= 0)
+        return -1;
+    switch (n->op) {
+    case TRANSLATE_AOP_GROUP_ID: *out = in ? e->var[VAR_GROUP + d] : point(0); return 0;
+    case TRANSLATE_AOP_LOCAL_ID: *out = in ? e->var[VAR_LOCAL + d] : point(0); return 0;
+    case TRANSLATE_AOP_GLOBAL_ID:
+        if (!in) {
+            *out = point(0);
+            return 0;
+        }
+        *out = (struct ival){off + e->var[VAR_GROUP + d].lo * ls + e->var[VAR_LOCAL + d].lo,
+                             wmin(off + e->var[VAR_GROUP + d].hi * ls + e->var[VAR_LOCAL + d].hi, off + gs - 1)};
+        return out->lo <= out->hi ? 0 : -1;
+    case TRANSLATE_AOP_GLOBAL_SIZE: *out = point(gs); return 0;
+    case TRANSLATE_AOP_LOCAL_SIZE: *out = point(ls); return 0;
+    case TRANSLATE_AOP_NUM_GROUPS: *out = point((gs + ls - 1) / ls); return 0;
+    case TRANSLATE_AOP_GLOBAL_OFFSET: *out = point(off); return 0;
+    default: return -1;
+    }
+}
+
+static int mul(struct ival a, struct ival b, struct ival *out)
+{
+    if (a.lo < -WIDE_LIMIT || a.hi > WIDE_LIMIT || b.lo < -WIDE_LIMIT || b.hi > WIDE_LIMIT)
+        return -1;
+    wide p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    *out = (struct ival){p[0], p[0]};
+    for (int i = 1; i < 4; i++) {
+        out->lo = wmin(out->lo, p[i]);
+        out->hi = wmax(out->hi, p[i]);
+    }
+    return 0;
+}
+
+/* C's truncating division (b does not hold 0): a / b is monotone in each operand on each side
+ * of 0, so its extremes are at the corners. */
+static int divide(struct ival a, struct ival b, struct ival *out)
+{
+    if (b.lo <= 0 && b.hi >= 0)
+        return -1;
+    wide p[4] = {a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi};
+    *out = (struct ival){p[0], p[0]};
+    for (int i = 1; i < 4; i++) {
+        out->lo = wmin(out->lo, p[i]);
+        out->hi = wmax(out->hi, p[i]);
+    }
+    return 0;
+}
+
+/* C's remainder: its sign is a's, its magnitude below |b|'s largest. */
+static int rem(struct ival a, struct ival b, struct ival *out)
+{
+    if (b.lo <= 0 && b.hi >= 0)
+        return -1;
+    if (b.lo == b.hi && a.lo >= 0 && a.lo / b.lo == a.hi / b.lo) { /* one period: exact */
+        *out = (struct ival){a.lo % b.lo, a.hi % b.lo};
+        return 0;
+    }
+    wide m = wmax(b.hi < 0 ? -b.lo : b.hi, b.lo < 0 ? -b.lo : b.lo) - 1;
+    *out = (struct ival){a.lo >= 0 ? 0 : wmax(a.lo, -m), a.hi <= 0 ? 0 : wmin(a.hi, m)};
+    return 0;
+}
+
+static int shift(struct ival a, struct ival b, int left, struct ival *out)
+{
+    if (b.lo < 0 || b.hi > 63)
+        return -1;
+    if (left)
+        return mul(a, (struct ival){(wide)1 << b.lo, (wide)1 << b.hi}, out);
+    wide p[4] = {a.lo >> b.lo, a.lo >> b.hi, a.hi >> b.lo, a.hi >> b.hi}; /* floor(a / 2^b) */
+    *out = (struct ival){p[0], p[0]};
+    for (int i = 1; i < 4; i++) {
+        out->lo = wmin(out->lo, p[i]);
+        out->hi = wmax(out->hi, p[i]);
+    }
+    return 0;
+}
+
+/* Whether op computes the same value modulo 2^bits of its operands modulo 2^bits: then a
+ * value that left its type's range (wrapped) may pass through it and stay exact. */
+static int ring_op(unsigned char op)
+{
+    return op == TRANSLATE_AOP_ADD || op == TRANSLATE_AOP_SUB || op == TRANSLATE_AOP_MUL || op == TRANSLATE_AOP_NEG ||
+           op == TRANSLATE_AOP_SHL || op == TRANSLATE_AOP_EITHER;
+}
+
+/* Evaluates x. A value may leave its type's range (C wraps it) only on its way through ring
+ * operations and same-width or narrowing casts to the result (the integers modulo 2^64 are
+ * what pointer arithmetic adds, so the mathematical offset is then the machine's where it fits
+ * 64 bits: FDTD3d's `in[p - 2 * sz]` with size_t p, whose negative values only guarded-out
+ * work-items would compute); a wrapped operand of any other operation, and a wrapped result
+ * where wrapped is 0 (loop bounds: C compares the wrapped value), fail. */
+static int eval(struct env *e, const struct translate_aexpr *x, struct ival *out, int wrapped_ok)
+{
+    struct ival st[MAX_STACK];
+    unsigned char wrapped[MAX_STACK], bits[MAX_STACK];
+    unsigned sp = 0;
+    e->evals++;
+    for (unsigned i = 0; i < x->n; i++) {
+        const struct translate_anode *n = &x->nodes[i];
+        struct ival v, a, b;
+        int rc = 0, wa = 0, wb = 0;
+        unsigned char ba = 64;
+        if (n->op >= TRANSLATE_AOP_ADD) {
+            if (sp < 2)
+                return -1;
+            sp--;
+            b = st[sp];
+            wb = wrapped[sp];
+            sp--;
+            a = st[sp];
+            wa = wrapped[sp];
+        } else if (n->op >= TRANSLATE_AOP_CAST) {
+            if (sp < 1)
+                return -1;
+            sp--;
+            a = st[sp];
+            wa = wrapped[sp];
+            ba = bits[sp];
+        } else if (sp == MAX_STACK) {
+            return -1;
+        }
+        if ((wa || wb) && !ring_op(n->op) && !(n->op == TRANSLATE_AOP_CAST && n->bits <= ba))
+            return -1;
+        switch (n->op) {
+        case TRANSLATE_AOP_CONST:
+            v = point(n->is_signed || n->bits < 64 ? (wide)n->v : (wide)(unsigned long long)n->v);
+            break;
+        case TRANSLATE_AOP_ARG: {
+            wide w;
+            rc = arg_value(e->l, n, &w);
+            v = point(w);
+            break;
+        }
+        case TRANSLATE_AOP_GLOBAL_ID: case TRANSLATE_AOP_LOCAL_ID: case TRANSLATE_AOP_GROUP_ID:
+        case TRANSLATE_AOP_GLOBAL_SIZE: case TRANSLATE_AOP_LOCAL_SIZE: case TRANSLATE_AOP_NUM_GROUPS:
+        case TRANSLATE_AOP_GLOBAL_OFFSET:
+            rc = item_value(e, n, &v);
+            break;
+        case TRANSLATE_AOP_LOOP:
+            if (n->v < 0 || (unsigned long long)n->v >= e->nloops)
+                return -1;
+            v = e->var[VAR_LOOP + n->v];
+            break;
+        case TRANSLATE_AOP_CAST: v = a; break;
+        case TRANSLATE_AOP_NEG: v = (struct ival){-a.hi, -a.lo}; break;
+        case TRANSLATE_AOP_ADD: v = (struct ival){a.lo + b.lo, a.hi + b.hi}; break;
+        case TRANSLATE_AOP_SUB: v = (struct ival){a.lo - b.hi, a.hi - b.lo}; break;
+        case TRANSLATE_AOP_MUL: rc = mul(a, b, &v); break;
+        case TRANSLATE_AOP_DIV: rc = divide(a, b, &v); break;
+        case TRANSLATE_AOP_REM: rc = rem(a, b, &v); break;
+        case TRANSLATE_AOP_SHL: rc = wb ? -1 : shift(a, b, 1, &v); break;
+        case TRANSLATE_AOP_SHR: rc = shift(a, b, 0, &v); break;
+        case TRANSLATE_AOP_MIN: v = (struct ival){wmin(a.lo, b.lo), wmin(a.hi, b.hi)}; break;
+        case TRANSLATE_AOP_MAX: v = (struct ival){wmax(a.lo, b.lo), wmax(a.hi, b.hi)}; break;
+        case TRANSLATE_AOP_EITHER: v = (struct ival){wmin(a.lo, b.lo), wmax(a.hi, b.hi)}; break;
+        default: return -1;
+        }
+        if (rc != 0 || v.lo > v.hi || v.lo < -WIDE_LIMIT * 2 || v.hi > WIDE_LIMIT * 2)
+            return -1;
+        wrapped[sp] = wa || wb || !fits(v, n);
+        if (wrapped[sp] && !ring_op(n->op) && n->op != TRANSLATE_AOP_CAST)
+            return -1;
+        bits[sp] = n->bits;
+        st[sp++] = v;
+    }
+    if (sp != 1 || (wrapped[0] && !wrapped_ok))
+        return -1;
+    *out = st[0];
+    return 0;
+}
+
+/* The loops' ranges from their bounds, outer loops first (refinement may have fixed some). A
+ * loop that cannot run gets its first value: a superset, and no site inside it runs anyway. */
+static int loop_ranges(struct env *e)
+{
+    for (unsigned k = 0; k < e->nloops; k++) {
+        if (e->fixed[VAR_LOOP + k])
+            continue;
+        const struct translate_aloop *lp = &e->a->loops[k];
+        struct ival f, b, r;
+        if (eval(e, &lp->first, &f, 0) != 0 || eval(e, &lp->bound, &b, 0) != 0)
+            return -1;
+        switch (lp->cmp) {
+        case TRANSLATE_ACMP_LT: r = (struct ival){f.lo, b.hi - 1}; break;
+        case TRANSLATE_ACMP_LE: r = (struct ival){f.lo, b.hi}; break;
+        case TRANSLATE_ACMP_GT: r = (struct ival){b.lo + 1, f.hi}; break;
+        case TRANSLATE_ACMP_GE: r = (struct ival){b.lo, f.hi}; break;
+        default: return -1;
+        }
+        struct ival s;
+        if (r.hi < r.lo)
+            r.hi = r.lo;
+        else if (lp->step.n > 0 && f.lo == f.hi && eval(e, &lp->step, &s, 0) == 0 && s.lo == s.hi && s.lo > 0) {
+            if (lp->cmp <= TRANSLATE_ACMP_LE)
+                r.hi = f.lo + (r.hi - f.lo) / s.lo * s.lo; /* the last value reached */
+            else
+                r.lo = f.lo - (f.lo - r.lo) / s.lo * s.lo;
+        }
+        e->var[VAR_LOOP + k] = r;
+    }
+    return 0;
+}
+
+struct out {
+    void (*range)(void *, unsigned, long long, long long);
+    void *ctx;
+};
+
+static int site_ival(struct env *e, const struct translate_asite *s, struct ival *r)
+{
+    if (loop_ranges(e) != 0 || eval(e, &s->offset, r, 1) != 0)
+        return -1;
+    r->hi += s->bytes; /* exclusive end */
+    wide half = (wide)1 << 63; /* the offset is pointer arithmetic: a 64-bit signed value */
+    return r->lo >= -half && r->hi <= half ? 0 : -1;
+}
+
+static void report(const struct out *o, unsigned site, struct ival r)
+{
+    wide lim = (wide)1 << 62;
+    o->range(o->ctx, site, (long long)wmax(r.lo, -lim), (long long)wmin(r.hi, lim));
+}
+
+/* The variable to split: the one whose fixing shrinks the range most, if its values together
+ * would cover less than half of it (a stride with gaps). -1: none. */
+static int split_var(struct env *e, const struct translate_asite *s, struct ival whole)
+{
+    wide span = whole.hi - whole.lo, best_cover = span / 2;
+    int best = -1;
+    unsigned nv = VAR_LOOP + e->nloops;
+    for (unsigned v = 0; v < nv; v++) {
+        struct ival keep = e->var[v];
+        wide count = keep.hi - keep.lo + 1;
+        if (count < 2)
+            continue;
+        unsigned char was = e->fixed[v];
+        e->var[v].hi = e->var[v].lo;
+        e->fixed[v] = v >= VAR_LOOP;
+        struct ival one;
+        int rc = site_ival(e, s, &one);
+        e->var[v] = keep;
+        e->fixed[v] = was;
+        if (rc != 0)
+            return -1;
+        wide cover = (one.hi - one.lo) * count;
+        if (cover < best_cover) {
+            best_cover = cover;
+            best = (int)v;
+        }
+    }
+    return best;
+}
+
+static int refine(struct env *e, const struct translate_asite *s, unsigned site, wide granule, const struct out *o)
+{
+    struct ival whole;
+    if (site_ival(e, s, &whole) != 0)
+        return -1;
+    int v = whole.hi - whole.lo > 2 * granule && e->evals < REFINE_EVALS ? split_var(e, s, whole) : -1;
+    if (v < 0) {
+        report(o, site, whole);
+        return 0;
+    }
+    struct ival keep = e->var[v];
+    unsigned char was = e->fixed[v];
+    wide mid = keep.lo + (keep.hi - keep.lo) / 2;
+    e->fixed[v] = v >= VAR_LOOP;
+    e->var[v] = (struct ival){keep.lo, mid};
+    int rc = refine(e, s, site, granule, o);
+    e->var[v] = (struct ival){mid + 1, keep.hi};
+    if (rc == 0)
+        rc = refine(e, s, site, granule, o);
+    e->var[v] = keep;
+    e->fixed[v] = was;
+    return rc;
+}
+
+int translate_affine_ranges(const struct translate_affine *a, const struct translate_alaunch *l,
+                            unsigned long long granule,
+                            void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx)
+{
+    if (a == NULL || l == NULL || a->nloops > MAX_LOOPS)
+        return -1;
+    struct env e = {.l = l, .nloops = a->nloops, .a = a};
+    for (unsigned d = 0; d < 3; d++) {
+        int in = d < (l->dims ? l->dims : 1);
+        unsigned long long ls = in ? l->local_size[d] : 1;
+        if (ls == 0 || l->group_last[d] < l->group_first[d])
+            return -1;
+        e.var[VAR_GROUP + d] = in ? (struct ival){l->group_first[d], l->group_last[d]} : point(0);
+        e.var[VAR_LOCAL + d] = (struct ival){0, (wide)ls - 1};
+    }
+    struct out o = {range, ctx};
+    for (unsigned i = 0; i < a->nsites; i++) {
+        e.evals = 0;
+        if (refine(&e, &a->sites[i], i, (wide)(granule ? granule : 1), &o) != 0)
+            return -1;
+    }
+    return 0;
+}
