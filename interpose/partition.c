@@ -44,6 +44,7 @@
 #define PAS_WINDOW_BYTES ((size_t)32 << 20)
 #define INSPECTOR_STEP_BUDGET ((cl_ulong)1 << 16)
 #define REFINE 16 /* a too coarse chunk is inspected again in chunks this many times smaller */
+#define HOST_SETS_NS 100000000ull /* host page sets of one launch: past this, the inspector takes over */
 
 enum inspect_mode { INSPECT_AUTO, INSPECT_DEVICE, INSPECT_CHECK };
 
@@ -202,8 +203,10 @@ static void host_mark(void *ctx, unsigned site, long long lo, long long end)
         unsigned shift = r->pool->page_shift;
         size_t p0 = (size_t)((r->arg_va[arg] + (uint64_t)lo) >> shift);
         size_t p1 = (size_t)((r->arg_va[arg] + (uint64_t)end - 1) >> shift);
-        for (size_t p = p0; p <= p1 && p < r->pages; p++)
-            h->row[p] = 1;
+        if (p1 >= r->pages)
+            p1 = r->pages - 1;
+        if (p0 <= p1)
+            memset(h->row + p0, 1, p1 - p0 + 1);
         return;
     }
 }
@@ -261,7 +264,8 @@ static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row)
     return 0;
 }
 
-/* Like device_window, from the affine description; -1 when it cannot bound this launch. */
+/* Like device_window, from the affine description; -1 when it cannot bound this launch, -2
+ * when the launch's host sets took HOST_SETS_NS. */
 static int host_window(struct vast_inspect *in, size_t first, size_t end, size_t w, size_t base, size_t nrows,
                        uint8_t *dst)
 {
@@ -273,6 +277,8 @@ static int host_window(struct vast_inspect *in, size_t first, size_t end, size_t
         size_t a = (base + k) * w > first ? (base + k) * w : first, b = (base + k + 1) * w < end ? (base + k + 1) * w : end;
         if (a < b)
             rc = host_row(in, a, b, dst + k * r->pages);
+        if (rc == 0 && k % 64 == 63 && r->c.inspector_ns + (vast_now_ns() - t0) > HOST_SETS_NS)
+            rc = -2; /* many fine rows of many sites: the inspector kernel does this faster */
     }
     uint64_t t1 = vast_now_ns();
     r->c.inspector_ns += t1 - t0;
@@ -295,9 +301,10 @@ static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, 
                              uint8_t *dst)
 {
     struct vast_paged *r = in->r;
-    if (in->host && host_window(in, first, end, w, base, nrows, dst) != 0) {
-        vast_info("kernel '%s': host page sets cannot bound this launch's accesses; running the inspector",
-                  r->cmd->kernel->name);
+    int rc = in->host ? host_window(in, first, end, w, base, nrows, dst) : 0;
+    if (rc != 0) {
+        vast_info("kernel '%s': %s; running the inspector", r->cmd->kernel->name,
+                  rc == -1 ? "host page sets cannot bound this launch's accesses" : "host page sets take too long");
         in->host = false;
     }
     if (in->host && !in->device_ok)
