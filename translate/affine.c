@@ -59,36 +59,6 @@ struct actx {
 
 /* ---- cursors --------------------------------------------------------------------- */
 
-struct nth {
-    CXCursor found;
-    unsigned want, seen;
-};
-
-static enum CXChildVisitResult nth_visit(CXCursor c, CXCursor p, CXClientData d)
-{
-    (void)p;
-    struct nth *n = d;
-    if (n->seen++ == n->want) {
-        n->found = c;
-        return CXChildVisit_Break;
-    }
-    return CXChildVisit_Continue;
-}
-
-static CXCursor child(CXCursor c, unsigned i)
-{
-    struct nth n = {clang_getNullCursor(), i, 0};
-    clang_visitChildren(c, nth_visit, &n);
-    return n.found;
-}
-
-static unsigned nchildren(CXCursor c)
-{
-    struct nth n = {clang_getNullCursor(), ~0u, 0};
-    clang_visitChildren(c, nth_visit, &n);
-    return n.seen;
-}
-
 static enum CXCursorKind kind(CXCursor c)
 {
     return clang_getCursorKind(c);
@@ -123,14 +93,14 @@ static int same_expr(CXCursor a, CXCursor b)
  * (a vector swizzle is wider than its vector). */
 static int is_implicit(CXCursor c)
 {
-    return kind(c) == CXCursor_UnexposedExpr && nchildren(c) == 1 && same_span(c, child(c, 0));
+    return kind(c) == CXCursor_UnexposedExpr && tr_num_children(c) == 1 && same_span(c, tr_nth_child(c, 0));
 }
 
 /* c without parentheses and implicit casts. */
 static CXCursor strip(CXCursor c)
 {
     while (kind(c) == CXCursor_ParenExpr || is_implicit(c))
-        c = child(c, 0);
+        c = tr_nth_child(c, 0);
     return c;
 }
 
@@ -213,8 +183,8 @@ static CXCursor pointer_plus(struct actx *x, CXCursor c, int *pi)
     if (!binop(c, CXBinaryOperator_Add))
         return clang_getNullCursor();
     for (unsigned i = 0; i < 2; i++)
-        if ((*pi = pointer_param(x, child(c, i))) >= 0)
-            return child(c, 1 - i);
+        if ((*pi = pointer_param(x, tr_nth_child(c, i))) >= 0)
+            return tr_nth_child(c, 1 - i);
     return clang_getNullCursor();
 }
 
@@ -244,7 +214,7 @@ static enum CXChildVisitResult note_mods(CXCursor c, CXCursor p, CXClientData d)
         default:
             break;
         }
-    CXCursor t = target ? strip(child(c, 0)) : clang_getNullCursor();
+    CXCursor t = target ? strip(tr_nth_child(c, 0)) : clang_getNullCursor();
     if (target && kind(t) == CXCursor_DeclRefExpr) {
         CXCursor decl = clang_getCursorReferenced(t);
         struct mod *m = find_mod(x, decl);
@@ -414,9 +384,9 @@ static int compile_binary(struct actx *x, CXCursor c, struct ity ty, struct tran
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (ops[i].k == k) {
             int shift = k == CXBinaryOperator_Shl || k == CXBinaryOperator_Shr;
-            CXCursor r = child(c, 1);
+            CXCursor r = tr_nth_child(c, 1);
             struct ity rt;
-            if (compile_as(x, child(c, 0), ty, e, depth) != 0 ||
+            if (compile_as(x, tr_nth_child(c, 0), ty, e, depth) != 0 ||
                 int_type(clang_getCursorType(r), &rt) != 0 || /* a shift count keeps its type */
                 compile_as(x, r, shift ? rt : ty, e, depth) != 0)
                 return -1;
@@ -439,13 +409,13 @@ static int compile(struct actx *x, CXCursor c, struct translate_aexpr *e, int de
     }
     switch (kind(c)) {
     case CXCursor_ParenExpr:
-        return compile(x, child(c, 0), e, depth + 1);
+        return compile(x, tr_nth_child(c, 0), e, depth + 1);
     case CXCursor_UnexposedExpr:
-        return is_implicit(c) ? compile_as(x, child(c, 0), ty, e, depth) : -1;
+        return is_implicit(c) ? compile_as(x, tr_nth_child(c, 0), ty, e, depth) : -1;
     case CXCursor_CStyleCastExpr: {
         CXCursor last = clang_getNullCursor();
-        for (unsigned i = 0; !clang_Cursor_isNull(child(c, i)); i++)
-            last = child(c, i);
+        for (unsigned i = 0; !clang_Cursor_isNull(tr_nth_child(c, i)); i++)
+            last = tr_nth_child(c, i);
         return clang_Cursor_isNull(last) ? -1 : compile_as(x, last, ty, e, depth);
     }
     case CXCursor_DeclRefExpr:
@@ -456,14 +426,14 @@ static int compile(struct actx *x, CXCursor c, struct translate_aexpr *e, int de
         return compile_binary(x, c, ty, e, depth);
     case CXCursor_UnaryOperator:
         if (unop(c, CXUnaryOperator_Plus))
-            return compile_as(x, child(c, 0), ty, e, depth);
-        if (!unop(c, CXUnaryOperator_Minus) || compile_as(x, child(c, 0), ty, e, depth) != 0)
+            return compile_as(x, tr_nth_child(c, 0), ty, e, depth);
+        if (!unop(c, CXUnaryOperator_Minus) || compile_as(x, tr_nth_child(c, 0), ty, e, depth) != 0)
             return -1;
         push(e, TRANSLATE_AOP_NEG, ty, 0);
         return 0;
     case CXCursor_ConditionalOperator:
-        if (compile_as(x, child(c, 1), ty, e, depth) != 0 ||
-            compile_as(x, child(c, 2), ty, e, depth) != 0)
+        if (compile_as(x, tr_nth_child(c, 1), ty, e, depth) != 0 ||
+            compile_as(x, tr_nth_child(c, 2), ty, e, depth) != 0)
             return -1;
         push(e, TRANSLATE_AOP_EITHER, ty, 0);
         return 0;
@@ -587,18 +557,18 @@ static void check_lvalue(struct actx *x, int d)
     int self = 1, arg = -1;
     for (;; self = 0) {
         enum CXCursorKind k = kind(c);
-        CXCursor b = child(c, 0);
+        CXCursor b = tr_nth_child(c, 0);
         enum CXTypeKind bt = ctype(b).kind;
         if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr ||
             (k == CXCursor_MemberRefExpr && bt != CXType_Pointer) ||
             (k == CXCursor_ArraySubscriptExpr && (bt == CXType_ExtVector || bt == CXType_Vector))) {
             c = b;
         } else if (k == CXCursor_ArraySubscriptExpr && bt == CXType_Pointer &&
-                   is_implicit(b) && ctype(child(b, 0)).kind == CXType_ConstantArray) {
-            c = child(b, 0);
+                   is_implicit(b) && ctype(tr_nth_child(b, 0)).kind == CXType_ConstantArray) {
+            c = tr_nth_child(b, 0);
         } else if (k == CXCursor_ArraySubscriptExpr || k == CXCursor_MemberRefExpr) {
             arg = pointer_param(x, b);
-            index = k == CXCursor_ArraySubscriptExpr ? child(c, 1) : index;
+            index = k == CXCursor_ArraySubscriptExpr ? tr_nth_child(c, 1) : index;
             break;
         } else if (unop(c, CXUnaryOperator_Deref)) {
             if ((arg = pointer_param(x, b)) < 0)
@@ -615,7 +585,7 @@ static void check_lvalue(struct actx *x, int d)
     if (!self)
         return;
     long long size = clang_Type_getSizeOf(kind(c) == CXCursor_MemberRefExpr
-        ? clang_getPointeeType(ctype(child(c, 0))) : clang_getCursorType(c));
+        ? clang_getPointeeType(ctype(tr_nth_child(c, 0))) : clang_getCursorType(c));
     unsigned access = root_access(x, d);
     if (!access)
         x->fail = 1;
@@ -759,19 +729,19 @@ static int step_direction(CXCursor step, CXCursor var, CXCursor *amount)
         }
     if (kind(step) == CXCursor_CompoundAssignOperator) {
         enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(step);
-        if (!positive(*amount = child(step, 1)))
+        if (!positive(*amount = tr_nth_child(step, 1)))
             return 0;
         return op == CXBinaryOperator_AddAssign ? 1 : op == CXBinaryOperator_SubAssign ? -1 : 0;
     }
     if (!binop(step, CXBinaryOperator_Assign))
         return 0;
-    CXCursor r = strip(child(step, 1));
+    CXCursor r = strip(tr_nth_child(step, 1));
     if (binop(r, CXBinaryOperator_Add)) {
         for (unsigned i = 0; i < 2; i++)
-            if (refers_to(child(r, i), var) && positive(*amount = child(r, 1 - i)))
+            if (refers_to(tr_nth_child(r, i), var) && positive(*amount = tr_nth_child(r, 1 - i)))
                 return 1;
-    } else if (binop(r, CXBinaryOperator_Sub) && refers_to(child(r, 0), var) &&
-               positive(*amount = child(r, 1))) {
+    } else if (binop(r, CXBinaryOperator_Sub) && refers_to(tr_nth_child(r, 0), var) &&
+               positive(*amount = tr_nth_child(r, 1))) {
         return -1;
     }
     return 0;
@@ -780,10 +750,10 @@ static int step_direction(CXCursor step, CXCursor var, CXCursor *amount)
 /* `for (T i = first; i CMP bound; step)` at st[d]: records the loop and its variable. */
 static void try_loop(struct actx *x, int d)
 {
-    CXCursor f = x->st[d].c, init = child(f, 0), cond = child(f, 1), step = child(f, 2);
-    if (nchildren(f) != 4 || kind(init) != CXCursor_DeclStmt || nchildren(init) != 1)
+    CXCursor f = x->st[d].c, init = tr_nth_child(f, 0), cond = tr_nth_child(f, 1), step = tr_nth_child(f, 2);
+    if (tr_num_children(f) != 4 || kind(init) != CXCursor_DeclStmt || tr_num_children(init) != 1)
         return;
-    CXCursor var = child(init, 0), first = clang_Cursor_getVarDeclInitializer(var);
+    CXCursor var = tr_nth_child(init, 0), first = clang_Cursor_getVarDeclInitializer(var);
     struct mod *m = find_mod(x, var);
     struct ity vt;
     if (kind(var) != CXCursor_VarDecl || clang_Cursor_isNull(first) ||
@@ -796,7 +766,7 @@ static void try_loop(struct actx *x, int d)
     static const enum CXBinaryOperatorKind ops[4] = {CXBinaryOperator_LT, CXBinaryOperator_LE,
                                                      CXBinaryOperator_GT, CXBinaryOperator_GE};
     enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(cond);
-    int side = refers_to(child(cond, 0), var) ? 0 : refers_to(child(cond, 1), var) ? 1 : -1;
+    int side = refers_to(tr_nth_child(cond, 0), var) ? 0 : refers_to(tr_nth_child(cond, 1), var) ? 1 : -1;
     int cmp = -1;
     for (int i = 0; i < 4 && side >= 0; i++)
         if (ops[i] == op)
@@ -807,7 +777,7 @@ static void try_loop(struct actx *x, int d)
         return;
     struct translate_aloop l = {{NULL, 0}, {NULL, 0}, {NULL, 0}, (unsigned char)cmp};
     if (compile_as(x, first, vt, &l.first, 0) != 0 ||
-        compile(x, child(cond, (unsigned)(1 - side)), &l.bound, 0) != 0) {
+        compile(x, tr_nth_child(cond, (unsigned)(1 - side)), &l.bound, 0) != 0) {
         free_loop(&l);
         return;
     }
@@ -897,7 +867,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     else if (f->kind == CXCursor_CallExpr)
         check_call(x, c);
     else if (f->kind == CXCursor_CStyleCastExpr && is_global_pointer(clang_getCursorType(c)) &&
-             ctype(strip(child(c, nchildren(c) - 1))).kind != CXType_Pointer)
+             ctype(strip(tr_nth_child(c, tr_num_children(c) - 1))).kind != CXType_Pointer)
         x->fail = 1; /* an integer made into a __global pointer */
     if (!x->fail && is_global_lvalue(c))
         check_lvalue(x, d);
@@ -923,9 +893,9 @@ void translate_affine_free(struct translate_affine *a)
 struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn)
 {
     CXCursor body = clang_getNullCursor();
-    for (unsigned i = 0; !clang_Cursor_isNull(child(fn->cursor, i)); i++)
-        if (kind(child(fn->cursor, i)) == CXCursor_CompoundStmt)
-            body = child(fn->cursor, i);
+    for (unsigned i = 0; !clang_Cursor_isNull(tr_nth_child(fn->cursor, i)); i++)
+        if (kind(tr_nth_child(fn->cursor, i)) == CXCursor_CompoundStmt)
+            body = tr_nth_child(fn->cursor, i);
     struct actx *x = calloc(1, sizeof *x);
     if (!x)
         abort();

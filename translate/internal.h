@@ -106,6 +106,8 @@ void tr_diag_add(struct tr_unit *u, CXCursor where, const char *kernel,
                  const char *construct, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end);
+CXCursor tr_nth_child(CXCursor c, unsigned i); /* null cursor past the last child */
+unsigned tr_num_children(CXCursor c);
 int tr_is_kernel(struct tr_unit *u, CXCursor fn);
 int tr_in_main_file(CXCursor c);
 char *tr_cursor_type_spelling(CXCursor c);

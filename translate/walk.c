@@ -164,11 +164,18 @@ static enum CXChildVisitResult nth_child_visit(CXCursor c, CXCursor p, CXClientD
     return CXChildVisit_Continue;
 }
 
-static CXCursor nth_child(CXCursor c, unsigned i)
+CXCursor tr_nth_child(CXCursor c, unsigned i)
 {
     struct nth n = {clang_getNullCursor(), i, 0};
     clang_visitChildren(c, nth_child_visit, &n);
     return n.found;
+}
+
+unsigned tr_num_children(CXCursor c)
+{
+    struct nth n = {clang_getNullCursor(), ~0u, 0};
+    clang_visitChildren(c, nth_child_visit, &n);
+    return n.seen;
 }
 
 static unsigned long long pointer_mask(struct walk *w, CXCursor e);
@@ -177,21 +184,21 @@ static unsigned long long lvalue_base(struct walk *w, CXCursor lv)
 {
     enum CXCursorKind k = clang_getCursorKind(lv);
     if (k == CXCursor_ArraySubscriptExpr) {
-        CXCursor a = nth_child(lv, 0), b = nth_child(lv, 1);
+        CXCursor a = tr_nth_child(lv, 0), b = tr_nth_child(lv, 1);
         return clang_getCanonicalType(clang_getCursorType(a)).kind == CXType_Pointer
                    ? pointer_mask(w, a) : pointer_mask(w, b);
     }
     if (k == CXCursor_UnaryOperator)
-        return pointer_mask(w, nth_child(lv, 0));
+        return pointer_mask(w, tr_nth_child(lv, 0));
     if (k == CXCursor_MemberRefExpr) {
-        CXCursor b = nth_child(lv, 0);
+        CXCursor b = tr_nth_child(lv, 0);
         if (clang_Cursor_isNull(b))
             return TR_MASK_UNKNOWN;
         return clang_getCanonicalType(clang_getCursorType(b)).kind == CXType_Pointer
                    ? pointer_mask(w, b) : lvalue_base(w, b);
     }
     if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr)
-        return lvalue_base(w, nth_child(lv, 0));
+        return lvalue_base(w, tr_nth_child(lv, 0));
     return k == CXCursor_DeclRefExpr ? 0 : TR_MASK_UNKNOWN;
 }
 
@@ -226,7 +233,7 @@ static unsigned long long pointer_mask(struct walk *w, CXCursor e)
         return 0;
     case CXCursor_UnaryOperator:
         if (clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)
-            return lvalue_base(w, nth_child(e, 0));
+            return lvalue_base(w, tr_nth_child(e, 0));
         break;
     case CXCursor_ArraySubscriptExpr:
     case CXCursor_MemberRefExpr:
@@ -762,9 +769,9 @@ static void visit_loop(struct walk *w)
     CXCursor cond = clang_getNullCursor();
     unsigned empty_at = 0;
     if (f->kind == CXCursor_WhileStmt) {
-        cond = nth_child(f->c, 0);
+        cond = tr_nth_child(f->c, 0);
     } else if (f->kind == CXCursor_DoStmt) {
-        cond = nth_child(f->c, 1);
+        cond = tr_nth_child(f->c, 1);
     } else {
         unsigned semi[2];
         if (for_semicolons(w->u->text, f->start, f->end, semi) != 0)
@@ -783,19 +790,19 @@ static void visit_loop(struct walk *w)
 static void visit_prepass(struct walk *w, struct frame *f)
 {
     if (f->kind == CXCursor_VarDecl) {
-        CXCursor init = nth_child(f->c, 0);
+        CXCursor init = tr_nth_child(f->c, 0);
         for (unsigned i = 1; !clang_Cursor_isNull(init) &&
                              clang_getCursorKind(init) == CXCursor_TypeRef; i++)
-            init = nth_child(f->c, i);
+            init = tr_nth_child(f->c, i);
         if (!clang_Cursor_isNull(init) && clang_isExpression(clang_getCursorKind(init)))
             note_assignment(w, f->c, init);
     } else if ((f->kind == CXCursor_BinaryOperator &&
                 clang_getCursorBinaryOperatorKind(f->c) == CXBinaryOperator_Assign) ||
                f->kind == CXCursor_CompoundAssignOperator) {
-        CXCursor lhs = nth_child(f->c, 0), rhs = nth_child(f->c, 1);
+        CXCursor lhs = tr_nth_child(f->c, 0), rhs = tr_nth_child(f->c, 1);
         while (clang_getCursorKind(lhs) == CXCursor_ParenExpr ||
                clang_getCursorKind(lhs) == CXCursor_UnexposedExpr)
-            lhs = nth_child(lhs, 0);
+            lhs = tr_nth_child(lhs, 0);
         if (clang_getCursorKind(lhs) == CXCursor_DeclRefExpr)
             note_assignment(w, clang_getCursorReferenced(lhs), rhs);
     }
@@ -835,7 +842,7 @@ static CXCursor function_body(CXCursor fn)
 {
     CXCursor body = clang_getNullCursor();
     for (unsigned i = 0;; i++) {
-        CXCursor c = nth_child(fn, i);
+        CXCursor c = tr_nth_child(fn, i);
         if (clang_Cursor_isNull(c))
             break;
         if (clang_getCursorKind(c) == CXCursor_CompoundStmt)
