@@ -103,16 +103,23 @@ static int item_value(const struct env *e, const struct translate_anode *n, stru
     }
 }
 
+/* The smallest interval holding the four corner values of a monotone operation. */
+static struct ival hull(const wide p[4])
+{
+    struct ival v = {p[0], p[0]};
+    for (int i = 1; i < 4; i++) {
+        v.lo = wmin(v.lo, p[i]);
+        v.hi = wmax(v.hi, p[i]);
+    }
+    return v;
+}
+
 static int mul(struct ival a, struct ival b, struct ival *out)
 {
     if (a.lo < -WIDE_LIMIT || a.hi > WIDE_LIMIT || b.lo < -WIDE_LIMIT || b.hi > WIDE_LIMIT)
         return -1;
     wide p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-    *out = (struct ival){p[0], p[0]};
-    for (int i = 1; i < 4; i++) {
-        out->lo = wmin(out->lo, p[i]);
-        out->hi = wmax(out->hi, p[i]);
-    }
+    *out = hull(p);
     return 0;
 }
 
@@ -123,11 +130,7 @@ static int divide(struct ival a, struct ival b, struct ival *out)
     if (b.lo <= 0 && b.hi >= 0)
         return -1;
     wide p[4] = {a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi};
-    *out = (struct ival){p[0], p[0]};
-    for (int i = 1; i < 4; i++) {
-        out->lo = wmin(out->lo, p[i]);
-        out->hi = wmax(out->hi, p[i]);
-    }
+    *out = hull(p);
     return 0;
 }
 
@@ -152,11 +155,7 @@ static int shift(struct ival a, struct ival b, int left, struct ival *out)
     if (left)
         return mul(a, (struct ival){(wide)1 << b.lo, (wide)1 << b.hi}, out);
     wide p[4] = {a.lo >> b.lo, a.lo >> b.hi, a.hi >> b.lo, a.hi >> b.hi}; /* floor(a / 2^b) */
-    *out = (struct ival){p[0], p[0]};
-    for (int i = 1; i < 4; i++) {
-        out->lo = wmin(out->lo, p[i]);
-        out->hi = wmax(out->hi, p[i]);
-    }
+    *out = hull(p);
     return 0;
 }
 
