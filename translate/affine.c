@@ -28,11 +28,6 @@
 #define MAX_EXPR_DEPTH 256  /* nesting of one compiled expression */
 #define MAX_INLINE 32       /* locals inlined into one another */
 
-struct frame {
-    CXCursor c;
-    enum CXCursorKind kind;
-    unsigned start, end, index, nchildren;
-};
 
 struct mod {
     CXCursor decl, at; /* at: the (last) modifying operator */
@@ -53,7 +48,7 @@ struct actx {
     unsigned nlvars;
     struct translate_affine *a;
     int fail, inl;
-    struct frame st[MAX_DEPTH];
+    struct tr_frame st[MAX_DEPTH];
     int depth;
 };
 
@@ -497,7 +492,7 @@ static unsigned root_access(struct actx *x, int d)
     for (;;) {
         if (d == 0)
             return TRANSLATE_READ;
-        struct frame *p = &x->st[d - 1], *me = &x->st[d];
+        struct tr_frame *p = &x->st[d - 1], *me = &x->st[d];
         enum CXTypeKind mt = ctype(me->c).kind;
         int vec = mt == CXType_ExtVector || mt == CXType_Vector;
         if (p->kind == CXCursor_ParenExpr ||
@@ -514,7 +509,7 @@ static unsigned root_access(struct actx *x, int d)
         }
         break;
     }
-    struct frame *p = &x->st[d - 1];
+    struct tr_frame *p = &x->st[d - 1];
     int below;
     switch (p->kind) {
     case CXCursor_BinaryOperator:
@@ -601,7 +596,7 @@ static void check_pointer_ref(struct actx *x, int d)
         x->fail = 1;
         return;
     }
-    struct frame *f = &x->st[p];
+    struct tr_frame *f = &x->st[p];
     CXCursor callee;
     int store, ok;
     switch (f->kind) {
@@ -852,13 +847,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         x->fail = 1;
     if (x->fail)
         return CXChildVisit_Break;
-    struct frame *f = &x->st[x->depth];
-    f->c = c;
-    f->kind = kind(c);
-    f->index = x->depth > 0 ? x->st[x->depth - 1].nchildren++ : 0;
-    f->nchildren = 0;
-    if (tr_cursor_span(c, &f->start, &f->end) != 0)
-        f->start = f->end = 0;
+    struct tr_frame *f = tr_frame_enter(x->st, x->depth, c);
     int d = x->depth++;
     if (f->kind == CXCursor_ForStmt)
         try_loop(x, d);

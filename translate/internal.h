@@ -107,6 +107,15 @@ void tr_diag_add(struct tr_unit *u, CXCursor where, const char *kernel,
     __attribute__((format(printf, 5, 6)));
 int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end);
 CXCursor tr_nth_child(CXCursor c, unsigned i); /* null cursor past the last child */
+/* One level of a pre-order walk's parent stack: the cursor, its span and its index among
+ * its parent's children (walk.c, affine.c). */
+struct tr_frame {
+    CXCursor c;
+    enum CXCursorKind kind;
+    unsigned start, end, index, nchildren;
+};
+/* Fills st[depth] for c (counting it as a child of st[depth - 1]) and returns it. */
+struct tr_frame *tr_frame_enter(struct tr_frame *st, int depth, CXCursor c);
 unsigned tr_num_children(CXCursor c);
 int tr_is_kernel(struct tr_unit *u, CXCursor fn);
 int tr_in_main_file(CXCursor c);

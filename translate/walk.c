@@ -17,11 +17,6 @@
 enum use { USE_NONE = 0, USE_READ = TRANSLATE_READ, USE_WRITE = TRANSLATE_WRITE,
            USE_RW = TRANSLATE_READ | TRANSLATE_WRITE };
 
-struct frame {
-    CXCursor c;
-    enum CXCursorKind kind;
-    unsigned start, end, index, nchildren;
-};
 
 struct var {
     CXCursor decl;
@@ -42,7 +37,7 @@ struct walk {
     unsigned body_open; /* offset after the body's '{' */
     struct strbuf counters; /* inspector loop counters, declared at body start */
     int sink_declared;      /* counters holds the inspector's private store sink */
-    struct frame st[MAX_DEPTH];
+    struct tr_frame st[MAX_DEPTH];
     int depth;
 };
 
@@ -169,6 +164,18 @@ CXCursor tr_nth_child(CXCursor c, unsigned i)
     struct nth n = {clang_getNullCursor(), i, 0};
     clang_visitChildren(c, nth_child_visit, &n);
     return n.found;
+}
+
+struct tr_frame *tr_frame_enter(struct tr_frame *st, int depth, CXCursor c)
+{
+    struct tr_frame *f = &st[depth];
+    f->c = c;
+    f->kind = clang_getCursorKind(c);
+    f->index = depth > 0 ? st[depth - 1].nchildren++ : 0;
+    f->nchildren = 0;
+    if (tr_cursor_span(c, &f->start, &f->end) != 0)
+        f->start = f->end = 0;
+    return f;
 }
 
 unsigned tr_num_children(CXCursor c)
@@ -322,7 +329,7 @@ static int is_global_lvalue(CXCursor c)
 static enum use access_use(struct walk *w, int at)
 {
     for (int cur = at; cur > 0; cur--) {
-        struct frame *p = &w->st[cur - 1], *me = &w->st[cur];
+        struct tr_frame *p = &w->st[cur - 1], *me = &w->st[cur];
         CXType mt = clang_getCanonicalType(clang_getCursorType(me->c));
         switch (p->kind) {
         case CXCursor_ParenExpr:
@@ -413,7 +420,7 @@ static void declare_sink(struct walk *w)
 /* Whether the inspector may replace the load of access f (type t) by a constant zero:
  * arithmetic scalars (half only through vload_half) and vectors of them, unless f is the base
  * of a subscript (v[0] of a vector, which may be assigned: the value must stay an lvalue). */
-static int zero_load_ok(const struct walk *w, const struct frame *f, CXType t)
+static int zero_load_ok(const struct walk *w, const struct tr_frame *f, CXType t)
 {
     int at = (int)(f - w->st), par = at - 1;
     while (par >= 0 && w->st[par].kind == CXCursor_ParenExpr)
@@ -442,7 +449,7 @@ static int zero_load_ok(const struct walk *w, const struct frame *f, CXType t)
  * with kernel-parameter marks and constant-zero loads, against 0.56x through the context
  * and the zero page. The inspector's plain loads of arithmetic type become (mark, (T)0): the
  * value is the zero page's, and no load is left for the driver to keep. */
-static void emit_access(struct walk *w, struct frame *f, CXType t, const char *ty, long long size, enum use use)
+static void emit_access(struct walk *w, struct tr_frame *f, CXType t, const char *ty, long long size, enum use use)
 {
     char rw = use & USE_WRITE ? 'w' : 'r';
     int k = w->fn->is_kernel;
@@ -476,7 +483,7 @@ static void emit_access(struct walk *w, struct frame *f, CXType t, const char *t
     free(pty);
 }
 
-static void rewrite_access(struct walk *w, struct frame *f, enum use use)
+static void rewrite_access(struct walk *w, struct tr_frame *f, enum use use)
 {
     CXType t = clang_getCursorType(f->c);
     long long size = clang_Type_getSizeOf(t), align = clang_Type_getAlignOf(t);
@@ -516,7 +523,7 @@ static int address_loads(struct walk *w, CXCursor access)
 
 static void visit_access(struct walk *w)
 {
-    struct frame *f = &w->st[w->depth - 1];
+    struct tr_frame *f = &w->st[w->depth - 1];
     enum use use = access_use(w, w->depth - 1);
     if (use == USE_NONE)
         return;
@@ -535,7 +542,7 @@ static void visit_access(struct walk *w)
 
 /* ---- calls ----------------------------------------------------------------------- */
 
-static void append_ctx_arg(struct walk *w, struct frame *f)
+static void append_ctx_arg(struct walk *w, struct tr_frame *f)
 {
     if (f->end == 0 || w->u->text[f->end - 1] != ')') {
         fn_diag(w, "call", "cannot find the closing parenthesis of a call to %s", "?");
@@ -546,7 +553,7 @@ static void append_ctx_arg(struct walk *w, struct frame *f)
     tr_edit_add(&w->u->edits, f->end - 1, 1, f->end - f->start, t, t);
 }
 
-static void rename_callee(struct walk *w, struct frame *f, const char *name,
+static void rename_callee(struct walk *w, struct tr_frame *f, const char *name,
                           const char *to)
 {
     size_t n = strlen(name);
@@ -589,7 +596,7 @@ static void define_helper_once(struct walk *w, const char *fn, const char *def)
 }
 
 /* vloadn/vstoren and the _half forms: the range may cross a page, so a helper checks. */
-static void rewrite_vector_call(struct walk *w, struct frame *f, const char *name,
+static void rewrite_vector_call(struct walk *w, struct tr_frame *f, const char *name,
                                 CXCursor ptr)
 {
     CXType pt = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(ptr)));
@@ -625,7 +632,7 @@ static void note_pointer_use(struct walk *w, CXCursor arg, unsigned use)
             w->fn->param_access[i] |= use;
 }
 
-static void rewrite_builtin_call(struct walk *w, struct frame *f, const char *name)
+static void rewrite_builtin_call(struct walk *w, struct tr_frame *f, const char *name)
 {
     static const char *geometry[] = {"get_group_id", "get_num_groups", "get_global_size",
                                      "get_global_offset"};
@@ -674,7 +681,7 @@ static void rewrite_builtin_call(struct walk *w, struct frame *f, const char *na
     }
 }
 
-static void record_call(struct walk *w, struct frame *f, CXCursor callee)
+static void record_call(struct walk *w, struct tr_frame *f, CXCursor callee)
 {
     struct tr_fn *fn = w->fn;
     fn->calls = translate_xrealloc(fn->calls, (fn->ncalls + 1) * sizeof *fn->calls);
@@ -693,7 +700,7 @@ static void record_call(struct walk *w, struct frame *f, CXCursor callee)
 
 static void visit_call(struct walk *w)
 {
-    struct frame *f = &w->st[w->depth - 1];
+    struct tr_frame *f = &w->st[w->depth - 1];
     CXCursor callee = clang_getCursorReferenced(f->c);
     if (clang_Cursor_isNull(callee))
         return;
@@ -765,7 +772,7 @@ static enum CXChildVisitResult child_in_range(CXCursor c, CXCursor p, CXClientDa
 
 static void visit_loop(struct walk *w)
 {
-    struct frame *f = &w->st[w->depth - 1];
+    struct tr_frame *f = &w->st[w->depth - 1];
     CXCursor cond = clang_getNullCursor();
     unsigned empty_at = 0;
     if (f->kind == CXCursor_WhileStmt) {
@@ -787,7 +794,7 @@ static void visit_loop(struct walk *w)
 
 /* ---- the traversal --------------------------------------------------------------- */
 
-static void visit_prepass(struct walk *w, struct frame *f)
+static void visit_prepass(struct walk *w, struct tr_frame *f)
 {
     if (f->kind == CXCursor_VarDecl) {
         CXCursor init = tr_nth_child(f->c, 0);
@@ -816,13 +823,7 @@ static enum CXChildVisitResult walk_node(CXCursor c, CXCursor parent, CXClientDa
         fn_diag(w, "nesting", "expression nesting deeper than %s", "512");
         return CXChildVisit_Continue;
     }
-    struct frame *f = &w->st[w->depth];
-    f->c = c;
-    f->kind = clang_getCursorKind(c);
-    f->index = w->depth > 0 ? w->st[w->depth - 1].nchildren++ : 0;
-    f->nchildren = 0;
-    if (tr_cursor_span(c, &f->start, &f->end) != 0)
-        f->start = f->end = 0;
+    struct tr_frame *f = tr_frame_enter(w->st, w->depth, c);
     w->depth++;
     if (!w->emit)
         visit_prepass(w, f);
