@@ -85,13 +85,15 @@ static cl_int device_open(struct vast_inspect *in)
     if (in->device_ok)
         return CL_SUCCESS;
     uint64_t t0 = vast_now_ns();
-    in->ik = vast_variant_take(r->cmd->kernel, VAST_VARIANT_INSPECTOR, r->dev); /* built on first use */
+    if (in->ik == NULL)
+        in->ik = vast_variant_take(r->cmd->kernel, VAST_VARIANT_INSPECTOR, r->dev); /* built on first use */
     r->c.build_ns += vast_now_ns() - t0;
     VAST_RETURN_IF(in->ik == NULL, CL_OUT_OF_RESOURCES, "kernel '%s' has no inspector", r->cmd->kernel->name);
     cl_context ctx = r->cmd->queue->context->backend->shared;
-    cl_int err;
-    in->pas = r->d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, in->max_rows * r->pages, NULL, &err);
-    if (in->pas != NULL)
+    cl_int err = CL_SUCCESS;
+    if (in->pas == NULL)
+        in->pas = r->d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, in->max_rows * r->pages, NULL, &err);
+    if (in->pas != NULL && in->status == NULL)
         in->status = r->d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), NULL, &err);
     if (err == CL_SUCCESS)
         err = vast_paged_set_args(r, in->ik);
