@@ -45,8 +45,7 @@ void fake_device_reset_counts(struct fake_device *d)
 
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk) { return ((struct fake_chunk *)chunk)->mem; }
 
-/* Fault countdown: -1 never fails; n > 0 lets n calls pass; 0 fails (and stays 0). */
-static int fault(_Atomic long *counter)
+int fake_fault(_Atomic long *counter)
 {
     long v = atomic_load(counter);
     while (v > 0 && !atomic_compare_exchange_weak(counter, &v, v - 1))
@@ -57,7 +56,7 @@ static int fault(_Atomic long *counter)
 static int f_alloc(void *dev, size_t bytes, vast_dev_chunk *out)
 {
     struct fake_device *d = dev;
-    if (fault(&d->fail_alloc_after) || (d->max_alloc && bytes > d->max_alloc))
+    if (fake_fault(&d->fail_alloc_after) || (d->max_alloc && bytes > d->max_alloc))
         return VAST_PC_ERR_DEVICE_MEMORY;
     struct fake_chunk *c = malloc(sizeof *c);
     c->mem = malloc(bytes);
@@ -89,7 +88,7 @@ static int f_write(void *dev, vast_dev_chunk dst, size_t off, const void *host, 
         if (rc != VAST_PC_ERR_UNSUPPORTED)
             return rc;
     }
-    if (fault(&d->fail_write_after) || off + n > c->size)
+    if (fake_fault(&d->fail_write_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
     atomic_fetch_add(&d->writes, 1);
     atomic_fetch_add(&d->write_bytes, n);
@@ -99,20 +98,30 @@ static int f_write(void *dev, vast_dev_chunk dst, size_t off, const void *host, 
     return VAST_PC_OK;
 }
 
+int fake_read_begin(struct fake_device *d, struct fake_chunk *c, size_t off, void *host, size_t n,
+                    vast_host_pin pin, int *rc)
+{
+    if (!pin && d->staging) {
+        *rc = pagecache_staging_read(d->staging, c, off, host, n);
+        if (*rc != VAST_PC_ERR_UNSUPPORTED)
+            return 1;
+    }
+    *rc = VAST_PC_ERR_TRANSFER;
+    if (fake_fault(&d->fail_read_after) || off + n > c->size)
+        return 1;
+    atomic_fetch_add(&d->reads, 1);
+    atomic_fetch_add(&d->read_bytes, n);
+    return 0;
+}
+
 static int f_read(void *dev, vast_dev_chunk src, size_t off, void *host, size_t n,
                   vast_host_pin pin)
 {
     struct fake_device *d = dev;
     struct fake_chunk *c = src;
-    if (!pin && d->staging) {
-        int rc = pagecache_staging_read(d->staging, src, off, host, n);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
-    if (fault(&d->fail_read_after) || off + n > c->size)
-        return VAST_PC_ERR_TRANSFER;
-    atomic_fetch_add(&d->reads, 1);
-    atomic_fetch_add(&d->read_bytes, n);
+    int rc;
+    if (fake_read_begin(d, c, off, host, n, pin, &rc))
+        return rc;
     if (d->lanes)
         return fake_lanes_submit(d, 0, FAKE_OP_D2H, c, off, host, n, 0, NULL);
     memcpy(host, c->mem + off, n);
@@ -137,7 +146,7 @@ static int f_pin(void *dev, void *host, size_t n, vast_host_pin *out)
     atomic_fetch_add(&d->pin_calls, 1);
     if (d->on_pin)
         d->on_pin(d, host, n);
-    if (d->no_pin || fault(&d->fail_pin_after))
+    if (d->no_pin || fake_fault(&d->fail_pin_after))
         return VAST_PC_ERR_UNSUPPORTED;
     atomic_fetch_add(&d->pins, 1);
     *out = host; /* any non-NULL handle */
@@ -182,7 +191,7 @@ struct fake_ticket {
 static int f_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pin)
 {
     struct fake_device *d = dev;
-    if (fault(&d->fail_slot_alloc_after))
+    if (fake_fault(&d->fail_slot_alloc_after))
         return VAST_PC_ERR_UNSUPPORTED;
     void *p = aligned_alloc(4096, bytes);
     if (!p)
@@ -205,7 +214,7 @@ static void f_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
 static int f_slot_transfer(struct fake_device *d, int to_device, struct fake_chunk *c,
                            size_t off, void *slot, size_t n, void **ticket)
 {
-    if (fault(to_device ? &d->fail_write_after : &d->fail_read_after) || off + n > c->size)
+    if (fake_fault(to_device ? &d->fail_write_after : &d->fail_read_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
     if (d->lanes) /* on the ordered lane, in order with everything else there */
         return fake_lanes_submit(d, 0, to_device ? FAKE_OP_H2D : FAKE_OP_D2H, c, off, slot, n,
@@ -243,7 +252,7 @@ static int f_wait_ticket(void *dev, void *ticket)
     if (d->lanes)
         return fake_lanes_wait_ticket(d, ticket);
     struct fake_ticket *t = ticket;
-    int failed = fault(&d->fail_ticket_after);
+    int failed = fake_fault(&d->fail_ticket_after);
     if (!failed && t->to_device) {
         memcpy(t->chunk->mem + t->off, t->slot, t->n);
         atomic_fetch_add(&d->slot_writes, 1);

@@ -29,15 +29,6 @@ const char *fake_order_name(enum fake_order order)
     }
 }
 
-/* Fault countdown, as in fake_device.c: -1 never fails; n > 0 lets n pass; 0 fails. */
-static int fault(_Atomic long *counter)
-{
-    long v = atomic_load(counter);
-    while (v > 0 && !atomic_compare_exchange_weak(counter, &v, v - 1))
-        ;
-    return v == 0;
-}
-
 int fake_device_enable_lanes(struct fake_device *d, enum fake_order order, unsigned seed)
 {
     struct fake_lanes *l = calloc(1, sizeof *l);
@@ -65,11 +56,11 @@ size_t fake_lanes_pending(struct fake_device *d)
 static void run_op(struct fake_device *d, struct fake_op *op)
 {
     struct fake_lanes *l = d->lanes;
-    int fail = op->kind == FAKE_OP_H2D   ? fault(&l->fail_run_h2d_after)
-               : op->kind == FAKE_OP_D2H ? fault(&l->fail_run_d2h_after)
+    int fail = op->kind == FAKE_OP_H2D   ? fake_fault(&l->fail_run_h2d_after)
+               : op->kind == FAKE_OP_D2H ? fake_fault(&l->fail_run_d2h_after)
                                          : 0;
     if (!fail && op->slot)
-        fail = fault(&d->fail_ticket_after);
+        fail = fake_fault(&d->fail_ticket_after);
     if (!fail && op->kind == FAKE_OP_D2H)
         memcpy(op->host, op->chunk->mem + op->off, op->n);
     else if (!fail)
@@ -197,18 +188,12 @@ static int f_read_unordered(void *dev, vast_dev_chunk src, size_t off, void *hos
 {
     struct fake_device *d = dev;
     struct fake_chunk *c = src;
+    int rc;
     *ticket = NULL;
     if (!d->lanes)
         return VAST_PC_ERR_UNSUPPORTED;
-    if (!pin && d->staging) { /* complete on return, like devops_opencl.c */
-        int rc = pagecache_staging_read(d->staging, src, off, host, n);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
-    if (fault(&d->fail_read_after) || off + n > c->size)
-        return VAST_PC_ERR_TRANSFER;
-    atomic_fetch_add(&d->reads, 1);
-    atomic_fetch_add(&d->read_bytes, n);
+    if (fake_read_begin(d, c, off, host, n, pin, &rc)) /* staged: complete on return, like devops_opencl.c */
+        return rc;
     atomic_fetch_add(&d->lanes->unordered_reads, 1);
     return fake_lanes_submit(d, 1, FAKE_OP_D2H, c, off, host, n, 0, ticket);
 }

@@ -15,6 +15,14 @@ int fake_lanes_submit(struct fake_device *d, int unordered, enum fake_op_kind ki
                       void **ticket);
 int fake_lanes_wait(struct fake_device *d);
 int fake_lanes_wait_ticket(struct fake_device *d, void *ticket);
+/* And what fake_lanes.c takes from fake_device.c. Fault countdown: -1 never fails; n > 0 lets
+ * n calls pass; 0 fails (and stays 0). */
+int fake_fault(_Atomic long *counter);
+/* What every read does before its bytes move: staged through pinned slots when the host
+ * memory is not pinned (then *rc is the result and it returns 1), the fault countdown and
+ * bounds (*rc = VAST_PC_ERR_TRANSFER, returns 1), the counters (returns 0: move the bytes). */
+int fake_read_begin(struct fake_device *d, struct fake_chunk *c, size_t off, void *host, size_t n,
+                    vast_host_pin pin, int *rc);
 /* Runs and frees whatever is left, frees the lanes. */
 void fake_lanes_fini(struct fake_device *d);
 
