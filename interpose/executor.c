@@ -45,8 +45,9 @@
  * launch planner treats a pool whose frames are all pinned or in I/O as too small
  * (VAST_PC_ERR_NO_FRAMES fails the launch, pagecache/README.md), and a concurrent host read
  * flushing a large dirty range holds that many frames in I/O, so overlapping them made launches
- * fail spuriously under small budgets. Host copies could overlap kernels again once the planner
- * waits for frames in I/O instead of failing.
+ * fail spuriously under small budgets. pagecache_make_resident now waits for frames that are
+ * only in I/O (pagecache/README.md), so host copies could overlap kernels again; the exclusion
+ * stays until that is measured.
  *
  * Lifetime: the command holds its VAST event (which holds its queue and context), the real
  * events it depends on, and whatever the closure retained at capture (buffers, kernels), until

@@ -51,7 +51,8 @@ struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf);
  * frames for contiguous pages where possible; dirty victims written back first). locs (may be
  * NULL) receives count locations. Without VAST_PC_PIN the pages may be evicted as soon as it
  * returns (prefetch). All or nothing: on error no page of the call stays pinned.
- * VAST_PC_ERR_NO_FRAMES when the pinned pages leave too few frames. */
+ * VAST_PC_ERR_NO_FRAMES when the pinned pages leave too few frames (frames in I/O for other
+ * calls are waited for). */
 int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t count,
                             unsigned flags, struct vast_frame_loc *locs);
 /* Drops one pin per page (pages must be pinned). Lock-free. */

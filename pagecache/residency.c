@@ -577,6 +577,16 @@ static int mr_transfer(struct mr_call *c, struct pc_io *ios)
     return window && dirty ? mr_transfer_duplex(c, ios, window) : mr_transfer_simplex(c, ios);
 }
 
+/* Lock held: whether some frame has a transfer in flight (VAST_FS_IO; cleared under the lock,
+ * with io_done broadcast). */
+static int io_in_flight(struct vast_pool *pool)
+{
+    for (size_t f = 0; f < pool->nframes; f++)
+        if (pc_state(pool, f) & VAST_FS_IO)
+            return 1;
+    return 0;
+}
+
 static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
 {
     for (size_t i = 0; i < c->count; i++) {
@@ -605,11 +615,20 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     int rc = c.grants && c.grant_page && c.loading && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     if (rc == VAST_PC_OK) {
         pthread_mutex_lock(&pool->lock);
-        pc_wait_range_idle(c.root, first, count);
-        mr_pin_resident(&c);
-        rc = mr_grant_missing(&c);
-        if (rc)
+        for (;;) {
+            pc_wait_range_idle(c.root, first, count);
+            mr_pin_resident(&c);
+            rc = mr_grant_missing(&c);
+            if (rc == VAST_PC_OK)
+                break;
             mr_undo(&c);
+            if (rc != VAST_PC_ERR_NO_FRAMES || !io_in_flight(pool))
+                break;
+            /* Frames that other calls are loading, writing back or flushing come back when
+             * their transfers end, which needs nothing this call holds (it holds nothing now). */
+            c.ngrants = c.hits = 0;
+            pthread_cond_wait(&pool->io_done, &pool->lock);
+        }
         pthread_mutex_unlock(&pool->lock);
     }
     if (rc == VAST_PC_OK) {
