@@ -1,8 +1,8 @@
 # Shared by .ci/run and .ci/demo: install what VAST needs (Debian 12 packages, as root) and
 # build it. Sourced; defines vast_setup and vast_build.
 set -euo pipefail
-VAST_PACKAGES="build-essential cmake pkg-config python3 libclang-19-dev opencl-headers ocl-icd-opencl-dev \
-pocl-opencl-icd libcmocka-dev libmcpp-dev clinfo"
+VAST_PACKAGES="build-essential cmake pkg-config python3 python3-pyopencl python3-numpy libclang-19-dev opencl-headers ocl-icd-opencl-dev \
+pocl-opencl-icd libcmocka-dev libmcpp-dev clinfo bc"
 
 vast_setup() {
     local missing=""
