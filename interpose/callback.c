@@ -23,14 +23,6 @@ static struct vast_trampoline *trampoline_new(enum vast_trampoline_kind kind, st
     return t;
 }
 
-struct vast_trampoline *vast_trampoline_context(vast_context_fn fn, cl_context c, void *user_data)
-{
-    struct vast_trampoline *t = trampoline_new(VAST_TRAMPOLINE_CONTEXT, &c->obj, user_data, true);
-    if (t != NULL)
-        t->fn.context = fn;
-    return t;
-}
-
 struct vast_trampoline *vast_trampoline_mem(vast_mem_fn fn, cl_mem m, void *user_data)
 {
     struct vast_trampoline *t = trampoline_new(VAST_TRAMPOLINE_MEM, &m->obj, user_data, true);
@@ -62,14 +54,6 @@ void vast_trampoline_settle(struct vast_trampoline *t, cl_int err)
         return;
     if (err != CL_SUCCESS && !atomic_load(&t->ran))
         trampoline_done(t); /* the run that will not happen */
-    trampoline_done(t);
-}
-
-void CL_CALLBACK vast_trampoline_context_run(cl_context real, void *trampoline)
-{
-    (void)real;
-    struct vast_trampoline *t = trampoline;
-    t->fn.context((cl_context)t->handle, t->user_data);
     trampoline_done(t);
 }
 

@@ -9,16 +9,14 @@
 
 #include "object.h"
 
-typedef void(CL_CALLBACK *vast_context_fn)(cl_context, void *);
 typedef void(CL_CALLBACK *vast_mem_fn)(cl_mem, void *);
 typedef void(CL_CALLBACK *vast_program_fn)(cl_program, void *);
 
-enum vast_trampoline_kind { VAST_TRAMPOLINE_CONTEXT, VAST_TRAMPOLINE_MEM, VAST_TRAMPOLINE_PROGRAM };
+enum vast_trampoline_kind { VAST_TRAMPOLINE_MEM, VAST_TRAMPOLINE_PROGRAM };
 
 struct vast_trampoline {
     enum vast_trampoline_kind kind;
     union {
-        vast_context_fn context;
         vast_mem_fn mem;
         vast_program_fn program;
     } fn;
@@ -30,7 +28,6 @@ struct vast_trampoline {
 };
 
 /* A trampoline for the application's `fn(handle, user_data)`; NULL when out of memory. */
-struct vast_trampoline *vast_trampoline_context(vast_context_fn fn, cl_context c, void *user_data);
 struct vast_trampoline *vast_trampoline_mem(vast_mem_fn fn, cl_mem m, void *user_data);
 struct vast_trampoline *vast_trampoline_program(vast_program_fn fn, cl_program p, void *user_data, bool weak);
 
@@ -42,7 +39,6 @@ struct vast_trampoline *vast_trampoline_program(vast_program_fn fn, cl_program p
 void vast_trampoline_settle(struct vast_trampoline *t, cl_int err);
 
 /* What the real driver is given, with the trampoline as user_data. */
-void CL_CALLBACK vast_trampoline_context_run(cl_context real, void *trampoline);
 void CL_CALLBACK vast_trampoline_mem_run(cl_mem real, void *trampoline);
 void CL_CALLBACK vast_trampoline_program_run(cl_program real, void *trampoline);
 

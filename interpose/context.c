@@ -2,15 +2,22 @@
  * context.c: contexts. A VAST context wraps one real context on the real platform of its
  * devices; the devices of one context must come from one real platform. The application's
  * properties are kept as given (with the VAST platform) for CL_CONTEXT_PROPERTIES, and the
- * real context is created with the real platform in their place.
+ * real context is created with the real platform in their place. Contexts of root devices
+ * share one real context per backend, so destructor callbacks are VAST's own: they run when
+ * the application's context is destroyed, never with the real one.
  */
 #include "api.h"
-#include "callback.h"
 #include "check.h"
 #include "platform.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+struct vast_context_destructor {
+    struct vast_context_destructor *next;
+    void(CL_CALLBACK *fn)(cl_context, void *);
+    void *user_data;
+};
 
 static void context_destroy(struct vast_object *obj)
 {
@@ -22,6 +29,12 @@ static void context_destroy(struct vast_object *obj)
             VAST_RELEASE(c->devices[i]);
     free(c->devices);
     free(c->properties);
+    /* Everything is released: callbacks run last-registered first (the specification's order). */
+    for (struct vast_context_destructor *d = c->destructors, *next; d != NULL; d = next) {
+        next = d->next;
+        d->fn(c, d->user_data);
+        free(d);
+    }
 }
 
 /* Copy the application's properties and make the real platform's version of them. */
@@ -222,12 +235,13 @@ cl_int vast_clSetContextDestructorCallback(cl_context context, void(CL_CALLBACK 
 {
     VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
     VAST_RETURN_IF(pfn_notify == NULL, CL_INVALID_VALUE, "pfn_notify is NULL");
-    cl_api_clSetContextDestructorCallback fn = VAST_REAL(context->backend, context->real, clSetContextDestructorCallback);
-    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no context destructor callbacks");
-    struct vast_trampoline *t = vast_trampoline_context(pfn_notify, context, user_data);
-    VAST_RETURN_IF(t == NULL, CL_OUT_OF_HOST_MEMORY, "trampoline");
-    cl_int err = fn(context->real, vast_trampoline_context_run, t);
-    if (err != CL_SUCCESS)
-        free(t);
-    return err;
+    struct vast_context_destructor *d = malloc(sizeof *d);
+    VAST_RETURN_IF(d == NULL, CL_OUT_OF_HOST_MEMORY, "callback");
+    d->fn = pfn_notify;
+    d->user_data = user_data;
+    pthread_mutex_lock(&context->obj.lock);
+    d->next = context->destructors;
+    context->destructors = d;
+    pthread_mutex_unlock(&context->obj.lock);
+    return CL_SUCCESS;
 }

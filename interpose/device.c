@@ -185,6 +185,15 @@ cl_int vast_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size
             return vast_info_answer(&bytes, sizeof bytes, param_value_size, param_value, param_value_size_ret);
         }
         __attribute__((fallthrough)); /* sub-devices' contexts keep real buffers */
+    case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
+    case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
+    case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
+        if (device->is_root) { /* kernels enqueued by kernels could not see virtual buffers */
+            cl_bitfield none = 0;
+            size_t bytes = param_name == CL_DEVICE_MAX_ON_DEVICE_QUEUES ? sizeof(cl_uint) : sizeof none;
+            return vast_info_answer(&none, bytes, param_value_size, param_value, param_value_size_ret);
+        }
+        __attribute__((fallthrough));
     default:
         VAST_PASS(device->backend, device->real, clGetDeviceInfo, device->real, param_name, param_value_size,
                   param_value, param_value_size_ret);

@@ -86,6 +86,8 @@ struct _cl_device_id {
     struct vast_executor *executor; /* runs virtual commands (root devices; executor.c) */
 };
 
+struct vast_context_destructor;
+
 struct _cl_context {
     struct vast_object obj;
     cl_context real;
@@ -95,6 +97,7 @@ struct _cl_context {
     cl_context_properties *properties; /* as the application gave them (VAST platform) */
     size_t properties_size;            /* bytes, 0 when none were given */
     bool virtual_buffers; /* on the backend's shared real context: buffers are virtual */
+    struct vast_context_destructor *destructors; /* newest first (obj.lock; context.c) */
 };
 
 struct _cl_command_queue {

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -235,6 +236,72 @@ static void test_callbacks_get_vast_handles(void **state)
     assert_ptr_equal(built_program, prog);
 }
 
+/* ---- API details the CTS checks (issue 18) ---- */
+
+static int destructor_order[4], destructor_calls;
+static cl_context destructed_context;
+
+static void CL_CALLBACK on_context_destroyed(cl_context c, void *user_data)
+{
+    destructed_context = c;
+    destructor_order[destructor_calls++ & 3] = (int)(intptr_t)user_data;
+}
+
+static void test_api_details(void **state)
+{
+    (void)state;
+    cl_int err;
+    /* Context destructor callbacks: called when the application's context goes, in reverse
+     * order of registration, with VAST's handle (contexts share one real context, so the real
+     * context's callbacks would never run). */
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    cl_context c = clCreateContext(props, 1, &device, NULL, NULL, &err);
+    CHECK_CL(err);
+    destructor_calls = 0;
+    CHECK_CL(clSetContextDestructorCallback(c, on_context_destroyed, (void *)(intptr_t)1));
+    CHECK_CL(clSetContextDestructorCallback(c, on_context_destroyed, (void *)(intptr_t)2));
+    assert_int_equal(clSetContextDestructorCallback(c, NULL, NULL), CL_INVALID_VALUE);
+    CHECK_CL(clReleaseContext(c));
+    assert_int_equal(destructor_calls, 2);
+    assert_int_equal(destructor_order[0], 2);
+    assert_int_equal(destructor_order[1], 1);
+    assert_ptr_equal(destructed_context, c);
+
+    /* The virtual device offers no device-side enqueue: the default device queue cannot be set. */
+    cl_device_device_enqueue_capabilities dec = 1;
+    CHECK_CL(clGetDeviceInfo(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, sizeof dec, &dec, NULL));
+    assert_int_equal(dec, 0);
+    assert_int_equal(clSetDefaultDeviceCommandQueue(ctx, device, queue), CL_INVALID_OPERATION);
+
+    /* A buffer (virtual: it has no real object) is no pipe. */
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CHECK_CL(err);
+    cl_uint packet = 0;
+    assert_int_equal(clGetPipeInfo(m, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, NULL), CL_INVALID_MEM_OBJECT);
+
+    /* An NDRange of size 0 is valid from OpenCL 2.1 on: nothing runs, the event completes. */
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &test_kernel_source, NULL, &err);
+    CHECK_CL(err);
+    CHECK_CL(clBuildProgram(prog, 1, &device, NULL, NULL, NULL));
+    cl_kernel k = clCreateKernel(prog, "scale", &err);
+    CHECK_CL(err);
+    cl_int factor = 3;
+    CHECK_CL(clSetKernelArg(k, 0, sizeof m, &m));
+    CHECK_CL(clSetKernelArg(k, 1, sizeof m, &m));
+    CHECK_CL(clSetKernelArg(k, 2, sizeof factor, &factor));
+    size_t zero[2] = {0, 4}, local[2] = {1, 1};
+    cl_event ev;
+    CHECK_CL(clEnqueueNDRangeKernel(queue, k, 2, NULL, zero, NULL, 0, NULL, &ev));
+    CHECK_CL(clWaitForEvents(1, &ev));
+    CHECK_CL(clReleaseEvent(ev));
+    CHECK_CL(clEnqueueNDRangeKernel(queue, k, 2, NULL, zero, local, 0, NULL, NULL));
+    assert_int_equal(clEnqueueNDRangeKernel(queue, k, 2, NULL, NULL, NULL, 0, NULL, NULL), CL_INVALID_GLOBAL_WORK_SIZE);
+    CHECK_CL(clFinish(queue));
+    CHECK_CL(clReleaseKernel(k));
+    CHECK_CL(clReleaseProgram(prog));
+    CHECK_CL(clReleaseMemObject(m));
+}
+
 static void test_compile_and_link(void **state)
 {
     (void)state;
@@ -345,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_compile_and_link),
         cmocka_unit_test(test_sub_devices_images_samplers),
         cmocka_unit_test(test_native_kernel),
+        cmocka_unit_test(test_api_details),
     };
     int failed = cmocka_run_group_tests(tests, setup, teardown);
     return failed;
