@@ -96,7 +96,6 @@ cl_int vast_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_val
                           size_t *param_value_size_ret)
 {
     VAST_CHECK(pipe, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
-    VAST_RETURN_IF(pipe->real == NULL, CL_INVALID_MEM_OBJECT, "%p is a virtual buffer, not a pipe", (void *)pipe);
     VAST_PASS(pipe->context->backend, pipe->real, clGetPipeInfo, pipe->real, param_name, param_value_size, param_value,
               param_value_size_ret);
 }

@@ -68,9 +68,13 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
          ? (*(const struct _cl_icd_dispatch *const *)(robj))->entry                                \
          : NULL)
 
-/* `return` the real function's cl_int result, or CL_INVALID_OPERATION when it has none. */
+/* `return` the real function's cl_int result, or CL_INVALID_OPERATION when it has none. A
+ * NULL real object is a virtual buffer given where only a real memory object will do (a pipe,
+ * an image): CL_INVALID_MEM_OBJECT, never a call through NULL. */
 #define VAST_PASS(be, robj, entry, ...)                                                            \
     do {                                                                                          \
+        VAST_RETURN_IF((robj) == NULL, CL_INVALID_MEM_OBJECT, "%s: a virtual buffer is no real object",   \
+                       #entry);                                                                   \
         cl_api_##entry fn_ = VAST_REAL(be, robj, entry);                                           \
         VAST_RETURN_IF(fn_ == NULL, CL_INVALID_OPERATION, "the real platform '%s' has no %s",     \
                        (be)->name, #entry);                                                        \

@@ -278,6 +278,8 @@ static void test_api_details(void **state)
     CHECK_CL(err);
     cl_uint packet = 0;
     assert_int_equal(clGetPipeInfo(m, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, NULL), CL_INVALID_MEM_OBJECT);
+    size_t width = 0;
+    assert_int_equal(clGetImageInfo(m, CL_IMAGE_WIDTH, sizeof width, &width, NULL), CL_INVALID_MEM_OBJECT);
 
     /* An NDRange of size 0 is valid from OpenCL 2.1 on: nothing runs, the event completes. */
     cl_program prog = clCreateProgramWithSource(ctx, 1, &test_kernel_source, NULL, &err);
