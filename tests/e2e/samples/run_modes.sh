@@ -12,6 +12,8 @@
 # Each mode must also prove where it ran: direct must not be on a VAST platform or device;
 # icd and preload must print "platform: VAST..." and "device: VAST: ...". So a VAST that is
 # missing, broken or not interposing fails here instead of silently testing PoCL twice.
+# A VAST run that logs out-of-bounds accesses fails too: the samples stay in bounds, so such a
+# line means a stale or misread fault record (whose loads read 0 and stores were dropped).
 # The caller's environment (VAST_*, POCL_*, ...) passes through to every run.
 # Exit: 0 all modes agree and PASS, 1 otherwise, 2 usage error.
 set -u
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
     --modes) modes="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run_modes: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -85,6 +87,8 @@ for mode in ${modes//,/ }; do
         why="direct run landed on VAST ($platform / $device)"
     elif [ "$mode" != direct ] && { [[ "$platform" != VAST* ]] || [[ "$device" != VAST:* ]]; }; then
         why="not running through VAST (platform '$platform', device '$device')"
+    elif [ "$mode" != direct ] && grep -q '^vast: .*out of bounds' "$out"; then
+        why="VAST reported out-of-bounds accesses of a sample that stays in bounds"
     elif [ -n "$ref_hash" ] && [ "$hash" != "$ref_hash" ]; then
         why="hash $hash differs from $ref_mode's $ref_hash"
     fi
