@@ -80,27 +80,20 @@ int main(int argc, char **argv)
     sample_fill_float(X, n, args.seed, 2, 1.0f, 100.0f);
     sample_fill_float(T, n, args.seed, 3, 0.25f, 10.0f);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
     cl_mem in[3], out[2];
     for (int k = 0; k < 3; k++) {
-        in[k] = clCreateBuffer(context, CL_MEM_READ_ONLY, bytes, NULL, &err);
-        CL_CHECK_ERR(err, "clCreateBuffer(input)");
+        in[k] = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(input)");
     }
     for (int k = 0; k < 2; k++) {
-        out[k] = clCreateBuffer(context, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
-        CL_CHECK_ERR(err, "clCreateBuffer(output)");
+        out[k] = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(output)");
         const cl_uint poison = 0x7fc0dead;
-        CL_CHECK(clEnqueueFillBuffer(queue, out[k], &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+        sample_poison(queue, out[k], bytes, poison);
     }
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel kernel = clCreateKernel(program, "BlackScholes", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(BlackScholes)");
+    cl_kernel kernel = sample_kernel(program, "BlackScholes");
 
     double t0 = sample_now();
     const float *host_in[3] = {S, X, T};

@@ -78,23 +78,17 @@ int main(int argc, char **argv)
     float *prev = args.iterations > 1 ? sample_alloc(bytes) : in;
     sample_fill_float(in, points, args.seed, 1, 0.0f, 1.0f);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
     cl_mem buf[2];
     for (int k = 0; k < 2; k++) {
-        buf[k] = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        CL_CHECK_ERR(err, "clCreateBuffer(volume)");
+        buf[k] = sample_buffer(context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(volume)");
     }
     const cl_uint poison = 0x7fc0dead;
-    CL_CHECK(clEnqueueFillBuffer(queue, buf[1], &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    sample_poison(queue, buf[1], bytes, poison);
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel kernel = clCreateKernel(program, "FiniteDifferences", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(FiniteDifferences)");
+    cl_kernel kernel = sample_kernel(program, "FiniteDifferences");
 
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(queue, buf[0], CL_FALSE, 0, bytes, in, 0, NULL, NULL));

@@ -139,17 +139,12 @@ int main(int argc, char **argv)
         in[i] = sample_rng_u32(&rng);
 
     cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem din = clCreateBuffer(context, CL_MEM_READ_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(in)");
-    cl_mem dout = clCreateBuffer(context, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(out)");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem din = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(in)");
+    cl_mem dout = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(out)");
     const cl_uint poison = 0xdeadbeef;
-    CL_CHECK(clEnqueueFillBuffer(queue, dout, &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    sample_poison(queue, dout, bytes, poison);
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
     cl_kernel kernel = clCreateKernel(program, KERNEL_NAME, &err);

@@ -44,27 +44,17 @@ static void enqueue_matmul(cl_command_queue q, const struct setup *s, cl_mem c, 
     CL_CHECK(clEnqueueNDRangeKernel(q, s->kernel, 2, NULL, global, local, nwait, wait, NULL));
 }
 
-static cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t bytes, const char *what)
-{
-    cl_int err;
-    cl_mem m = clCreateBuffer(context, flags, bytes, NULL, &err);
-    CL_CHECK_ERR(err, what);
-    return m;
-}
-
 /* The plain version: three buffers, one queue. */
 static double run_whole(const struct setup *s, const struct sample_args *args, const float *a,
                         const float *b, float *c)
 {
-    cl_int err;
     size_t ac_bytes = s->rows * s->n * sizeof(float), b_bytes = s->n * s->n * sizeof(float);
-    cl_command_queue q = clCreateCommandQueue(s->context, s->device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem da = create_buffer(s->context, CL_MEM_READ_ONLY, ac_bytes, "clCreateBuffer(A)");
-    cl_mem db = create_buffer(s->context, CL_MEM_READ_ONLY, b_bytes, "clCreateBuffer(B)");
-    cl_mem dc = create_buffer(s->context, CL_MEM_WRITE_ONLY, ac_bytes, "clCreateBuffer(C)");
+    cl_command_queue q = sample_queue(s->context, s->device);
+    cl_mem da = sample_buffer(s->context, CL_MEM_READ_ONLY, ac_bytes, "clCreateBuffer(A)");
+    cl_mem db = sample_buffer(s->context, CL_MEM_READ_ONLY, b_bytes, "clCreateBuffer(B)");
+    cl_mem dc = sample_buffer(s->context, CL_MEM_WRITE_ONLY, ac_bytes, "clCreateBuffer(C)");
     const cl_uint poison = 0x7fc0dead;
-    CL_CHECK(clEnqueueFillBuffer(q, dc, &poison, sizeof poison, 0, ac_bytes, 0, NULL, NULL));
+    sample_poison(q, dc, ac_bytes, poison);
     CL_CHECK(clFinish(q));
 
     double t0 = sample_now();
@@ -112,22 +102,20 @@ static size_t chunk_rows(const struct setup *s, const struct sample_args *args)
 static double run_partitioned(const struct setup *s, const struct sample_args *args,
                               const float *a, const float *b, float *c)
 {
-    cl_int err;
     size_t n = s->n, m = s->rows, rows = chunk_rows(s, args), row_bytes = n * sizeof(float);
     size_t chunks = (m + rows - 1) / rows;
     printf("partitioned: %zu chunks of %zu rows, 2 queues\n", chunks, rows);
     cl_command_queue q[2];
     cl_mem da[2], dc[2];
     for (int k = 0; k < 2; k++) {
-        q[k] = clCreateCommandQueue(s->context, s->device, 0, &err);
-        CL_CHECK_ERR(err, "clCreateCommandQueue");
-        da[k] = create_buffer(s->context, CL_MEM_READ_ONLY, rows * row_bytes, "clCreateBuffer(A chunk)");
-        dc[k] = create_buffer(s->context, CL_MEM_WRITE_ONLY, rows * row_bytes, "clCreateBuffer(C chunk)");
+        q[k] = sample_queue(s->context, s->device);
+        da[k] = sample_buffer(s->context, CL_MEM_READ_ONLY, rows * row_bytes, "clCreateBuffer(A chunk)");
+        dc[k] = sample_buffer(s->context, CL_MEM_WRITE_ONLY, rows * row_bytes, "clCreateBuffer(C chunk)");
         const cl_uint poison = 0x7fc0dead;
-        CL_CHECK(clEnqueueFillBuffer(q[k], dc[k], &poison, sizeof poison, 0, rows * row_bytes, 0, NULL, NULL));
+        sample_poison(q[k], dc[k], rows * row_bytes, poison);
         CL_CHECK(clFinish(q[k]));
     }
-    cl_mem db = create_buffer(s->context, CL_MEM_READ_ONLY, n * row_bytes, "clCreateBuffer(B)");
+    cl_mem db = sample_buffer(s->context, CL_MEM_READ_ONLY, n * row_bytes, "clCreateBuffer(B)");
 
     double t0 = sample_now();
     cl_event b_written;
@@ -209,13 +197,9 @@ int main(int argc, char **argv)
     sample_fill_float(b, n * n, args.seed, 2, -1.0f, 1.0f);
     memset(c, 0xff, ac_bytes);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    s.context = clCreateContext(props, 1, &s.device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
+    s.context = sample_context(platform, s.device);
     cl_program program = sample_build_program(s.context, s.device, matrixmul_source, "");
-    s.kernel = clCreateKernel(program, "matrixMul", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(matrixMul)");
+    s.kernel = sample_kernel(program, "matrixMul");
 
     double seconds = args.partitioned ? run_partitioned(&s, &args, a, b, c)
                                       : run_whole(&s, &args, a, b, c);

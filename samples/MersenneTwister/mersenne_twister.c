@@ -134,27 +134,18 @@ int main(int argc, char **argv)
     }
     float *uni = sample_alloc(bytes), *norm = sample_alloc(bytes);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem dparams = clCreateBuffer(context, CL_MEM_READ_ONLY, RNG_COUNT * sizeof(mt_params), NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(params)");
-    cl_mem duni = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(uniform)");
-    cl_mem dnorm = clCreateBuffer(context, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(normal)");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem dparams = sample_buffer(context, CL_MEM_READ_ONLY, RNG_COUNT * sizeof(mt_params), "clCreateBuffer(params)");
+    cl_mem duni = sample_buffer(context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(uniform)");
+    cl_mem dnorm = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(normal)");
     const cl_uint poison = 0x7fc0dead;
-    CL_CHECK(clEnqueueFillBuffer(queue, duni, &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
-    CL_CHECK(clEnqueueFillBuffer(queue, dnorm, &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    sample_poison(queue, duni, bytes, poison);
+    sample_poison(queue, dnorm, bytes, poison);
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel mt = clCreateKernel(program, "MersenneTwister", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(MersenneTwister)");
-    cl_kernel bm = clCreateKernel(program, "BoxMuller", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(BoxMuller)");
+    cl_kernel mt = sample_kernel(program, "MersenneTwister");
+    cl_kernel bm = sample_kernel(program, "BoxMuller");
 
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(queue, dparams, CL_FALSE, 0, RNG_COUNT * sizeof(mt_params), params,

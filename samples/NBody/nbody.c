@@ -120,26 +120,19 @@ int main(int argc, char **argv)
         vel[i].s[3] = 0.0f;
     }
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
     cl_mem dpos[2], dvel[2];
     const cl_uint poison = 0x7fc0dead;
     for (int k = 0; k < 2; k++) {
-        dpos[k] = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        CL_CHECK_ERR(err, "clCreateBuffer(pos)");
-        dvel[k] = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        CL_CHECK_ERR(err, "clCreateBuffer(vel)");
+        dpos[k] = sample_buffer(context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(pos)");
+        dvel[k] = sample_buffer(context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(vel)");
     }
-    CL_CHECK(clEnqueueFillBuffer(queue, dpos[1], &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
-    CL_CHECK(clEnqueueFillBuffer(queue, dvel[1], &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    sample_poison(queue, dpos[1], bytes, poison);
+    sample_poison(queue, dvel[1], bytes, poison);
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel kernel = clCreateKernel(program, "integrateBodies", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(integrateBodies)");
+    cl_kernel kernel = sample_kernel(program, "integrateBodies");
 
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(queue, dpos[0], CL_FALSE, 0, bytes, pos, 0, NULL, NULL));

@@ -65,23 +65,16 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         in[i] = sample_rng_u32(&rng);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem din = clCreateBuffer(context, CL_MEM_READ_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(in)");
-    cl_mem dpart = clCreateBuffer(context, CL_MEM_WRITE_ONLY, groups * sizeof(cl_uint), NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(partial)");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem din = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(in)");
+    cl_mem dpart = sample_buffer(context, CL_MEM_WRITE_ONLY, groups * sizeof(cl_uint), "clCreateBuffer(partial)");
     const cl_uint poison = 0xdeadbeef;
     CL_CHECK(clEnqueueFillBuffer(queue, dpart, &poison, sizeof poison, 0, groups * sizeof(cl_uint),
                                  0, NULL, NULL));
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel kernel = clCreateKernel(program, "reduce6", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(reduce6)");
+    cl_kernel kernel = sample_kernel(program, "reduce6");
 
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(queue, din, CL_FALSE, 0, bytes, in, 0, NULL, NULL));

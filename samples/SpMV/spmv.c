@@ -61,26 +61,17 @@ int main(int argc, char **argv)
     for (size_t e = 0; e < nnz; e++)
         cols[e] = (cl_uint)sample_rng_below(&rng, ncols);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem dvals = clCreateBuffer(context, CL_MEM_READ_ONLY, nnz * sizeof(float), NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(vals)");
-    cl_mem dcols = clCreateBuffer(context, CL_MEM_READ_ONLY, nnz * sizeof(cl_uint), NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(cols)");
-    cl_mem dx = clCreateBuffer(context, CL_MEM_READ_ONLY, ncols * sizeof(float), NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(x)");
-    cl_mem dy = clCreateBuffer(context, CL_MEM_WRITE_ONLY, rows * sizeof(float), NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(y)");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem dvals = sample_buffer(context, CL_MEM_READ_ONLY, nnz * sizeof(float), "clCreateBuffer(vals)");
+    cl_mem dcols = sample_buffer(context, CL_MEM_READ_ONLY, nnz * sizeof(cl_uint), "clCreateBuffer(cols)");
+    cl_mem dx = sample_buffer(context, CL_MEM_READ_ONLY, ncols * sizeof(float), "clCreateBuffer(x)");
+    cl_mem dy = sample_buffer(context, CL_MEM_WRITE_ONLY, rows * sizeof(float), "clCreateBuffer(y)");
     const cl_uint poison = 0x7fc0dead;
-    CL_CHECK(clEnqueueFillBuffer(queue, dy, &poison, sizeof poison, 0, rows * sizeof(float), 0, NULL, NULL));
+    sample_poison(queue, dy, rows * sizeof(float), poison);
     CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel kernel = clCreateKernel(program, "SparseMV_ELL", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(SparseMV_ELL)");
+    cl_kernel kernel = sample_kernel(program, "SparseMV_ELL");
 
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(queue, dvals, CL_FALSE, 0, nnz * sizeof(float), vals, 0, NULL, NULL));

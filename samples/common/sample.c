@@ -292,6 +292,46 @@ cl_program sample_build_program(cl_context context, cl_device_id device, const c
     return program;
 }
 
+cl_context sample_context(cl_platform_id platform, cl_device_id device)
+{
+    cl_int err = CL_SUCCESS;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
+    CL_CHECK_ERR(err, "clCreateContext");
+    return context;
+}
+
+cl_command_queue sample_queue(cl_context context, cl_device_id device)
+{
+    cl_int err = CL_SUCCESS;
+    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+    CL_CHECK_ERR(err, "clCreateCommandQueue");
+    return queue;
+}
+
+cl_mem sample_buffer(cl_context context, cl_mem_flags flags, size_t bytes, const char *what)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem buffer = clCreateBuffer(context, flags, bytes, NULL, &err);
+    CL_CHECK_ERR(err, what);
+    return buffer;
+}
+
+cl_kernel sample_kernel(cl_program program, const char *name)
+{
+    cl_int err = CL_SUCCESS;
+    cl_kernel kernel = clCreateKernel(program, name, &err);
+    if (err != CL_SUCCESS)
+        fprintf(stderr, "kernel: %s\n", name);
+    CL_CHECK_ERR(err, "clCreateKernel");
+    return kernel;
+}
+
+void sample_poison(cl_command_queue queue, cl_mem buffer, size_t bytes, cl_uint pattern)
+{
+    CL_CHECK(clEnqueueFillBuffer(queue, buffer, &pattern, sizeof pattern, 0, bytes, 0, NULL, NULL));
+}
+
 void *sample_alloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);

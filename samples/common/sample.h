@@ -3,8 +3,9 @@
  * Owns what the NVIDIA SDK's oclUtils owned for its samples: the common command line
  * (--platform, --device, size flags, --seed, --iterations, --check, --partitioned), choosing
  * a platform and device by index or name, a seeded RNG, the output hash (64-bit FNV-1a), a
- * timer, OpenCL error names, and the PASS/FAIL report. It never hides OpenCL: samples still
- * create their own context, queues, buffers and kernels and release them.
+ * timer, OpenCL error names, the set-up calls every sample repeats (context, queue, buffer,
+ * kernel, poisoned output) and the PASS/FAIL report. It hides no OpenCL that matters to what a
+ * sample measures: samples still write, launch, read and release everything themselves.
  *
  * Exit codes: 0 PASS, 1 FAIL (wrong result), 2 setup error (bad argument, an OpenCL call
  * failed: the call and the error name are printed). */
@@ -59,6 +60,18 @@ void sample_check_cl(cl_int err, const char *what, const char *file, int line);
 /* clCreateProgramWithSource + clBuildProgram; on a build error print the log and exit 2. */
 cl_program sample_build_program(cl_context context, cl_device_id device, const char *source,
                                 const char *options);
+
+/* The set-up every sample repeats, each exiting 2 with the call and error name on failure:
+ * a context on `device` of `platform`, an in-order queue without properties, a buffer without
+ * a host pointer (`what` names it in the message), a kernel of a built program. */
+cl_context sample_context(cl_platform_id platform, cl_device_id device);
+cl_command_queue sample_queue(cl_context context, cl_device_id device);
+cl_mem sample_buffer(cl_context context, cl_mem_flags flags, size_t bytes, const char *what);
+cl_kernel sample_kernel(cl_program program, const char *name);
+
+/* Enqueue a fill of the first `bytes` of `buffer` with `pattern`, so that elements a kernel
+ * never writes cannot pass the check (the caller waits, e.g. with clFinish). */
+void sample_poison(cl_command_queue queue, cl_mem buffer, size_t bytes, cl_uint pattern);
 
 /* malloc that exits 2 when the host has no memory. */
 void *sample_alloc(size_t bytes);

@@ -38,14 +38,6 @@ static void enqueue_saxpy(cl_command_queue q, const struct setup *s, cl_mem x, c
     CL_CHECK(clEnqueueNDRangeKernel(q, s->kernel, 1, NULL, &global, &local, 0, NULL, NULL));
 }
 
-static cl_mem create_buffer(cl_context context, size_t bytes, const char *what)
-{
-    cl_int err;
-    cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    CL_CHECK_ERR(err, what);
-    return m;
-}
-
 /* One iteration over sub-buffer windows of `window` floats (a multiple of 1024: 4 KiB). */
 static void enqueue_windows(cl_command_queue q, const struct setup *s, cl_mem dx, cl_mem dy, size_t n, size_t window)
 {
@@ -65,12 +57,10 @@ static void enqueue_windows(cl_command_queue q, const struct setup *s, cl_mem dx
 
 static double run_whole(const struct setup *s, unsigned iterations, size_t n, size_t window, const float *x, float *y)
 {
-    cl_int err;
     size_t bytes = n * sizeof(float);
-    cl_command_queue q = clCreateCommandQueue(s->context, s->device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem dx = create_buffer(s->context, bytes, "clCreateBuffer(x)");
-    cl_mem dy = create_buffer(s->context, bytes, "clCreateBuffer(y)");
+    cl_command_queue q = sample_queue(s->context, s->device);
+    cl_mem dx = sample_buffer(s->context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(x)");
+    cl_mem dy = sample_buffer(s->context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(y)");
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(q, dx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
     CL_CHECK(clEnqueueWriteBuffer(q, dy, CL_FALSE, 0, bytes, y, 0, NULL, NULL));
@@ -108,17 +98,15 @@ static size_t chunk_elements(const struct setup *s, const struct sample_args *ar
 static double run_partitioned(const struct setup *s, const struct sample_args *args, size_t n,
                               const float *x, float *y)
 {
-    cl_int err;
     size_t chunk = chunk_elements(s, args, n), chunks = (n + chunk - 1) / chunk;
     size_t cbytes = chunk * sizeof(float);
     printf("partitioned: %zu chunks of %zu elements, 2 queues\n", chunks, chunk);
     cl_command_queue q[2];
     cl_mem dx[2], dy[2];
     for (int k = 0; k < 2; k++) {
-        q[k] = clCreateCommandQueue(s->context, s->device, 0, &err);
-        CL_CHECK_ERR(err, "clCreateCommandQueue");
-        dx[k] = create_buffer(s->context, cbytes, "clCreateBuffer(x chunk)");
-        dy[k] = create_buffer(s->context, cbytes, "clCreateBuffer(y chunk)");
+        q[k] = sample_queue(s->context, s->device);
+        dx[k] = sample_buffer(s->context, CL_MEM_READ_WRITE, cbytes, "clCreateBuffer(x chunk)");
+        dy[k] = sample_buffer(s->context, CL_MEM_READ_WRITE, cbytes, "clCreateBuffer(y chunk)");
     }
     /* y is read and written in place chunk by chunk; the kernels run from the chunk on the
      * device, the read lands where the chunk came from once its writes have been consumed
@@ -175,13 +163,9 @@ int main(int argc, char **argv)
     sample_fill_float(y0, n, args.seed, 2, -1.0f, 1.0f);
     memcpy(y, y0, bytes);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    s.context = clCreateContext(props, 1, &s.device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
+    s.context = sample_context(platform, s.device);
     cl_program program = sample_build_program(s.context, s.device, saxpy_source, "");
-    s.kernel = clCreateKernel(program, "saxpy", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(saxpy)");
+    s.kernel = sample_kernel(program, "saxpy");
 
     double seconds = args.partitioned ? run_partitioned(&s, &args, n, x, y)
                                       : run_whole(&s, args.iterations, n, window, x, y);

@@ -35,25 +35,17 @@ int main(int argc, char **argv)
     sample_fill_float(a, n, args.seed, 1, -1.0f, 1.0f);
     sample_fill_float(b, n, args.seed, 2, -1.0f, 1.0f);
 
-    cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context context = clCreateContext(props, 1, &device, NULL, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CL_CHECK_ERR(err, "clCreateCommandQueue");
-    cl_mem da = clCreateBuffer(context, CL_MEM_READ_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(a)");
-    cl_mem db = clCreateBuffer(context, CL_MEM_READ_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(b)");
-    cl_mem dc = clCreateBuffer(context, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
-    CL_CHECK_ERR(err, "clCreateBuffer(c)");
+    cl_context context = sample_context(platform, device);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem da = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(a)");
+    cl_mem db = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(b)");
+    cl_mem dc = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(c)");
     cl_program program = sample_build_program(context, device, kernel_source, "");
-    cl_kernel kernel = clCreateKernel(program, "vecadd", &err);
-    CL_CHECK_ERR(err, "clCreateKernel(vecadd)");
+    cl_kernel kernel = sample_kernel(program, "vecadd");
 
     /* Poison the output so that elements the kernel never writes cannot pass. */
     const cl_uint poison = 0x7fc0dead; /* a NaN */
-    CL_CHECK(clEnqueueFillBuffer(queue, dc, &poison, sizeof poison, 0, bytes, 0, NULL, NULL));
+    sample_poison(queue, dc, bytes, poison);
     CL_CHECK(clFinish(queue));
 
     double t0 = sample_now();
