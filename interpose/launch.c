@@ -217,12 +217,13 @@ struct bound_arg {
     size_t first, count;
     struct vast_frame_loc *locs;
     bool pinned;
+    bool written; /* the kernel may store to it (never judged by the memory flags) */
 };
 
 static void unbind(struct bound_arg *b, size_t n, bool dirty)
 {
     for (size_t i = 0; i < n; i++) {
-        if (b[i].pinned && dirty && !(b[i].m->flags & CL_MEM_READ_ONLY))
+        if (b[i].pinned && dirty && b[i].written)
             pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
         if (b[i].pinned)
             pagecache_unpin_range(b[i].m->pc, b[i].first, b[i].count);
@@ -245,6 +246,7 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
 {
     *n = 0;
     *all_contiguous = true;
+    const struct translate_kernel *tk = vast_variant_meta_known(cmd->kernel); /* NULL: all written */
     for (cl_uint i = 0; i < cmd->num_args; i++) {
         cl_mem m = cmd->args[i].vbuf;
         if (m == NULL)
@@ -252,6 +254,7 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
         struct bound_arg *a = &b[(*n)++];
         a->index = i;
         a->m = m;
+        a->written = vast_variant_arg_written(tk, i);
         if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
             return CL_INVALID_MEM_OBJECT;
         a->locs = malloc(a->count * sizeof *a->locs);
