@@ -12,6 +12,7 @@
 #include "check.h"
 #include "devops_opencl.h"
 #include "executor.h"
+#include "mem.h"
 #include "pagecache.h"
 #include "stats.h"
 
@@ -169,9 +170,12 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
     m->backing = backing;
     m->home = context->devices[0];
     m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL;
+    /* A buffer made from SVM memory is that memory: launches pass it as an SVM pointer
+     * (launch.c), so it never gets pages and its store needs no pinning. */
+    m->uses_svm = m->host_ptr != NULL && vast_svm_covers(context, host_ptr, size);
     /* Pin the store now, in the background, rather than inside the first launch (~45-67 ms
      * per GiB on NVIDIA, FACTS.md). A store the worker cannot take is pinned by transfers. */
-    if (vast_config_get()->pin)
+    if (vast_config_get()->pin && !m->uses_svm)
         (void)pagecache_pin_backing_in_background(backing, pool->ops, pool->dev);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return m;
@@ -270,7 +274,7 @@ cl_int vast_vbuf_add_destructor(cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *),
 cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, size_t *size_ret)
 {
     cl_uint u = 0;
-    cl_bool no = CL_FALSE;
+    cl_bool svm = vast_mem_root(m)->uses_svm ? CL_TRUE : CL_FALSE;
     cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
     switch (param) {
     case CL_MEM_TYPE: return vast_info_answer(&type, sizeof type, size, value, size_ret);
@@ -280,7 +284,7 @@ cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, siz
     case CL_MEM_OFFSET: return vast_info_answer(&m->offset, sizeof m->offset, size, value, size_ret);
     case CL_MEM_CONTEXT: return vast_info_answer(&m->context, sizeof m->context, size, value, size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT: return vast_info_answer(&m->parent, sizeof m->parent, size, value, size_ret);
-    case CL_MEM_USES_SVM_POINTER: return vast_info_answer(&no, sizeof no, size, value, size_ret);
+    case CL_MEM_USES_SVM_POINTER: return vast_info_answer(&svm, sizeof svm, size, value, size_ret);
     case CL_MEM_PROPERTIES: return vast_info_answer(NULL, 0, size, value, size_ret);
     case CL_MEM_REFERENCE_COUNT:
         u = atomic_load(&m->obj.refcount);
