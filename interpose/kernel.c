@@ -303,6 +303,10 @@ static cl_int native_run(void *ctx, cl_command_queue exec_queue)
     struct native_cmd *c = ctx;
     struct vast_host_write **tokens = calloc(c->n ? c->n : 1, sizeof *tokens);
     cl_int err = tokens ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    cl_uint svm_mapped = 0; /* buffers made from SVM memory: inside real SVM maps (vbuf.h) */
+    while (err == CL_SUCCESS && svm_mapped < c->n)
+        if ((err = vast_vbuf_svm_begin(c->mems[svm_mapped], true)) == CL_SUCCESS)
+            svm_mapped++;
     for (cl_uint i = 0; i < c->n && err == CL_SUCCESS; i++) {
         int st = pagecache_flush_range(c->mems[i]->pc, 0, c->mems[i]->size);
         if (st == VAST_PC_OK)
@@ -316,6 +320,9 @@ static cl_int native_run(void *ctx, cl_command_queue exec_queue)
         c->fn(c->args);
     for (cl_uint i = 0; i < c->n && tokens; i++)
         if (tokens[i] != NULL && pagecache_end_host_write(tokens[i]) != VAST_PC_OK)
+            err = CL_OUT_OF_RESOURCES;
+    while (svm_mapped > 0)
+        if (vast_vbuf_svm_end(c->mems[--svm_mapped]) != CL_SUCCESS)
             err = CL_OUT_OF_RESOURCES;
     free(tokens);
     return err;

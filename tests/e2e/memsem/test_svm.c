@@ -171,6 +171,13 @@ static void case_svm_buffer(struct clenv *e, struct blob *out)
     CL_OK(clSetKernelArg(twice, 0, sizeof whole, &whole));
     run1(e, twice, N);
     read_into(e, plain, 0, BYTES, out);
+    /* A buffer map of it: host stores through the map land in the SVM memory. */
+    uint32_t *mp = clEnqueueMapBuffer(e->q, part, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 400, 4000, 0, NULL, NULL, &err);
+    CL_OK(err);
+    blob_add(out, mp, 4000);
+    for (int i = 0; i < 1000; i++)
+        mp[i] ^= 0x00ff00ffu;
+    CL_OK(clEnqueueUnmapMemObject(e->q, part, mp, 0, NULL, NULL));
     CL_OK(clFinish(e->q));
     svm_read(e, svm, BYTES + 8192, out);
     clReleaseMemObject(part);
