@@ -115,15 +115,30 @@ cl_int vast_clReleaseKernel(cl_kernel kernel)
 
 #define KERNEL_BACKEND(k) ((k)->program->context->backend)
 
+/* True when argument `index` is a __global or __constant pointer, as far as the real driver
+ * tells (argument info may be unavailable: then false). A value there that is not one of
+ * VAST's handles, such as another platform's cl_mem, must not reach the real driver: it may
+ * be the real platform's own object, which the driver would accept. */
+static bool takes_memory(cl_kernel kernel, cl_uint index)
+{
+    cl_kernel_arg_address_qualifier q = 0;
+    cl_api_clGetKernelArgInfo fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clGetKernelArgInfo);
+    if (fn == NULL || fn(kernel->real, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL) != CL_SUCCESS)
+        return false;
+    return q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+}
+
 cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
     void *value = NULL;
     cl_mem vbuf = NULL;
     struct vast_object *held = NULL; /* the VAST object behind a real handle value */
+    bool unknown = false;            /* 8 non-zero bytes that are no VAST handle */
     if (arg_value != NULL && arg_size == sizeof value) {
         memcpy(&value, arg_value, sizeof value);
-        if (value != NULL && vast_registry_contains(value)) {
+        unknown = value != NULL && !vast_registry_contains(value);
+        if (value != NULL && !unknown) {
             if (vast_object_is(value, VAST_MAGIC_MEM) && vast_mem_is_virtual((cl_mem)value))
                 vbuf = value; /* bound at launch (launch.c) */
             else if (vast_object_is(value, VAST_MAGIC_MEM))
@@ -137,6 +152,9 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
     }
     VAST_RETURN_IF(vbuf != NULL && vbuf->context != kernel->program->context, CL_INVALID_MEM_OBJECT,
                    "argument %u is a buffer of another context", arg_index);
+    VAST_RETURN_IF(unknown && takes_memory(kernel, arg_index),
+                   CL_INVALID_MEM_OBJECT, "argument %u of '%s' is not a memory object of VAST", arg_index,
+                   kernel->name);
     cl_int err = CL_SUCCESS;
     if (vbuf == NULL) {
         cl_api_clSetKernelArg fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArg);
@@ -145,18 +163,26 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
     return err == CL_SUCCESS ? vast_launch_record_arg(kernel, arg_index, arg_size, arg_value, vbuf, held) : err;
 }
 
+/* SVM pointers go to the real kernel (launches without virtual buffers pass through) and
+ * into the argument record, where they replace what the argument held: launches through VAST
+ * hand them to the kernel as they are (launch.c, direct mode only). */
 cl_int vast_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArgSVMPointer, kernel->real, arg_index, arg_value);
+    cl_api_clSetKernelArgSVMPointer fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArgSVMPointer);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clSetKernelArgSVMPointer");
+    cl_int err = fn(kernel->real, arg_index, arg_value);
+    return err == CL_SUCCESS ? vast_launch_record_svm(kernel, arg_index, arg_value) : err;
 }
 
 cl_int vast_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size,
                                 const void *param_value)
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clSetKernelExecInfo, kernel->real, param_name, param_value_size,
-              param_value);
+    cl_api_clSetKernelExecInfo fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelExecInfo);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clSetKernelExecInfo");
+    cl_int err = fn(kernel->real, param_name, param_value_size, param_value);
+    return err == CL_SUCCESS ? vast_launch_record_exec_info(kernel, param_name, param_value_size, param_value) : err;
 }
 
 cl_int vast_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value,
@@ -277,6 +303,10 @@ static cl_int native_run(void *ctx, cl_command_queue exec_queue)
     struct native_cmd *c = ctx;
     struct vast_host_write **tokens = calloc(c->n ? c->n : 1, sizeof *tokens);
     cl_int err = tokens ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    cl_uint svm_mapped = 0; /* buffers made from SVM memory: inside real SVM maps (vbuf.h) */
+    while (err == CL_SUCCESS && svm_mapped < c->n)
+        if ((err = vast_vbuf_svm_begin(c->mems[svm_mapped], true)) == CL_SUCCESS)
+            svm_mapped++;
     for (cl_uint i = 0; i < c->n && err == CL_SUCCESS; i++) {
         int st = pagecache_flush_range(c->mems[i]->pc, 0, c->mems[i]->size);
         if (st == VAST_PC_OK)
@@ -290,6 +320,9 @@ static cl_int native_run(void *ctx, cl_command_queue exec_queue)
         c->fn(c->args);
     for (cl_uint i = 0; i < c->n && tokens; i++)
         if (tokens[i] != NULL && pagecache_end_host_write(tokens[i]) != VAST_PC_OK)
+            err = CL_OUT_OF_RESOURCES;
+    while (svm_mapped > 0)
+        if (vast_vbuf_svm_end(c->mems[--svm_mapped]) != CL_SUCCESS)
             err = CL_OUT_OF_RESOURCES;
     free(tokens);
     return err;

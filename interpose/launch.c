@@ -25,6 +25,7 @@
 struct vast_launch_kernel {
     cl_uint num_args;
     struct vast_arg *args;
+    struct vast_exec_info exec[VAST_EXEC_INFOS];
 };
 
 static struct vast_launch_kernel *kernel_state(cl_kernel k)
@@ -46,8 +47,8 @@ static struct vast_launch_kernel *kernel_state(cl_kernel k)
     return s;
 }
 
-cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf,
-                              struct vast_object *held)
+static cl_int record(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf,
+                     struct vast_object *held, bool svm)
 {
     pthread_mutex_lock(&kernel->obj.lock);
     struct vast_launch_kernel *s = kernel_state(kernel);
@@ -74,8 +75,51 @@ cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, cons
             a->size = size;
             a->vbuf = vbuf;
             a->held = held;
+            a->svm = svm;
         }
     }
+    pthread_mutex_unlock(&kernel->obj.lock);
+    return err;
+}
+
+cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf,
+                              struct vast_object *held)
+{
+    return record(kernel, index, size, real_value, vbuf, held, false);
+}
+
+cl_int vast_launch_record_svm(cl_kernel kernel, cl_uint index, const void *ptr)
+{
+    return record(kernel, index, sizeof ptr, &ptr, NULL, NULL, true);
+}
+
+/* Copy exec info `from` into the slot of its parameter in `to` (or a free one). */
+static cl_int exec_info_put(struct vast_exec_info *to, cl_kernel_exec_info param, size_t size, const void *value)
+{
+    struct vast_exec_info *slot = NULL;
+    for (int i = 0; i < VAST_EXEC_INFOS && slot == NULL; i++)
+        if (to[i].size == 0 || to[i].param == param)
+            slot = &to[i];
+    VAST_RETURN_IF(slot == NULL, CL_OUT_OF_HOST_MEMORY, "more than %d kernel exec info parameters", VAST_EXEC_INFOS);
+    void *copy = malloc(size ? size : 1);
+    VAST_RETURN_IF(copy == NULL, CL_OUT_OF_HOST_MEMORY, "kernel exec info");
+    memcpy(copy, value, size);
+    free(slot->value);
+    *slot = (struct vast_exec_info){param, size, copy};
+    return CL_SUCCESS;
+}
+
+static void exec_info_free(struct vast_exec_info *e)
+{
+    for (int i = 0; i < VAST_EXEC_INFOS; i++)
+        free(e[i].value);
+}
+
+cl_int vast_launch_record_exec_info(cl_kernel kernel, cl_kernel_exec_info param, size_t size, const void *value)
+{
+    pthread_mutex_lock(&kernel->obj.lock);
+    struct vast_launch_kernel *s = kernel_state(kernel);
+    cl_int err = s == NULL ? CL_OUT_OF_HOST_MEMORY : size == 0 ? CL_SUCCESS : exec_info_put(s->exec, param, size, value);
     pthread_mutex_unlock(&kernel->obj.lock);
     return err;
 }
@@ -97,8 +141,12 @@ cl_int vast_launch_clone(cl_kernel from, cl_kernel to)
     for (cl_uint i = 0; from->launch != NULL && i < from->launch->num_args && err == CL_SUCCESS; i++) {
         struct vast_arg *a = &from->launch->args[i];
         if (a->set)
-            err = vast_launch_record_arg(to, i, a->size, a->value, a->vbuf, a->held);
+            err = record(to, i, a->size, a->value, a->vbuf, a->held, a->svm);
     }
+    for (int i = 0; from->launch != NULL && i < VAST_EXEC_INFOS && err == CL_SUCCESS; i++)
+        if (from->launch->exec[i].size != 0)
+            err = vast_launch_record_exec_info(to, from->launch->exec[i].param, from->launch->exec[i].size,
+                                               from->launch->exec[i].value);
     pthread_mutex_unlock(&from->obj.lock);
     return err;
 }
@@ -113,6 +161,7 @@ void vast_launch_kernel_free(cl_kernel kernel)
     for (cl_uint i = 0; i < s->num_args; i++)
         free(s->args[i].value);
     free(s->args);
+    exec_info_free(s->exec);
     free(s);
 }
 
@@ -133,9 +182,32 @@ void vast_launch_cmd_free(struct vast_launch_cmd *cmd)
         free(a->value);
     }
     free(cmd->args);
+    exec_info_free(cmd->exec);
     VAST_RELEASE(cmd->kernel);
     VAST_RELEASE(cmd->queue);
     free(cmd);
+}
+
+/* A buffer made from SVM memory (CL_MEM_USE_HOST_PTR over a clSVMAlloc allocation) is the
+ * SVM memory itself: the kernel gets that memory as an SVM pointer, like the allocation, so
+ * that its stores are in the SVM memory when the launch completes (SVM maps and copies, and
+ * kernels given the allocation, see them) and never in a page cache copy. The buffer stays
+ * retained (as the held object) until the launch is freed. */
+static cl_int svm_buffer_arg(struct vast_arg *c)
+{
+    void *ptr = c->vbuf->host_ptr, *value = malloc(sizeof ptr);
+    if (value == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    memcpy(value, &ptr, sizeof ptr);
+    free(c->value);
+    c->value = value;
+    c->size = sizeof ptr;
+    c->svm = true;
+    if (c->held != NULL)
+        vast_object_release(c->held);
+    c->held = &c->vbuf->obj; /* takes over the reference */
+    c->vbuf = NULL;
+    return CL_SUCCESS;
 }
 
 /* Copy the argument record into cmd (kernel lock held): every argument must be set. */
@@ -161,11 +233,17 @@ static cl_int capture_args(struct vast_launch_cmd *cmd, struct vast_launch_kerne
             VAST_RETURN_IF(c->value == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
             memcpy(c->value, a->value, a->size);
         }
+        c->svm = a->svm;
         if ((c->vbuf = a->vbuf) != NULL)
             VAST_RETAIN(c->vbuf);
         if ((c->held = a->held) != NULL)
             vast_object_retain(c->held);
+        if (c->vbuf != NULL && vast_mem_root(c->vbuf)->uses_svm)
+            VAST_RETURN_IF(svm_buffer_arg(c) != CL_SUCCESS, CL_OUT_OF_HOST_MEMORY, "launch arguments");
     }
+    for (int i = 0; i < VAST_EXEC_INFOS; i++)
+        if (s->exec[i].size != 0 && exec_info_put(cmd->exec, s->exec[i].param, s->exec[i].size, s->exec[i].value))
+            return CL_OUT_OF_HOST_MEMORY;
     return CL_SUCCESS;
 }
 
@@ -217,12 +295,13 @@ struct bound_arg {
     size_t first, count;
     struct vast_frame_loc *locs;
     bool pinned;
+    bool written; /* the kernel may store to it (never judged by the memory flags) */
 };
 
 static void unbind(struct bound_arg *b, size_t n, bool dirty)
 {
     for (size_t i = 0; i < n; i++) {
-        if (b[i].pinned && dirty && !(b[i].m->flags & CL_MEM_READ_ONLY))
+        if (b[i].pinned && dirty && b[i].written)
             pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
         if (b[i].pinned)
             pagecache_unpin_range(b[i].m->pc, b[i].first, b[i].count);
@@ -245,6 +324,7 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
 {
     *n = 0;
     *all_contiguous = true;
+    const struct translate_kernel *tk = vast_variant_meta_known(cmd->kernel); /* NULL: all written */
     for (cl_uint i = 0; i < cmd->num_args; i++) {
         cl_mem m = cmd->args[i].vbuf;
         if (m == NULL)
@@ -252,6 +332,7 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
         struct bound_arg *a = &b[(*n)++];
         a->index = i;
         a->m = m;
+        a->written = vast_variant_arg_written(tk, i);
         if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
             return CL_INVALID_MEM_OBJECT;
         a->locs = malloc(a->count * sizeof *a->locs);
@@ -265,6 +346,27 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
     return CL_SUCCESS;
 }
 
+/* Every argument but the virtual buffers, and the exec info, on the real kernel kr. */
+static cl_int set_other_args(struct vast_launch_cmd *cmd, cl_kernel kr)
+{
+    struct vast_backend *be = cmd->queue->context->backend;
+    cl_api_clSetKernelArgSVMPointer svm_fn = VAST_REAL(be, kr, clSetKernelArgSVMPointer);
+    cl_api_clSetKernelExecInfo exec_fn = VAST_REAL(be, kr, clSetKernelExecInfo);
+    cl_int err = CL_SUCCESS;
+    for (cl_uint i = 0; i < cmd->num_args && err == CL_SUCCESS; i++) {
+        const struct vast_arg *a = &cmd->args[i];
+        if (a->svm)
+            err = svm_fn != NULL ? svm_fn(kr, i, *(void *const *)a->value) : CL_INVALID_OPERATION;
+        else if (a->vbuf == NULL)
+            err = be->dispatch->clSetKernelArg(kr, i, a->size, a->value);
+    }
+    for (int i = 0; i < VAST_EXEC_INFOS && err == CL_SUCCESS; i++)
+        if (cmd->exec[i].size != 0)
+            err = exec_fn != NULL ? exec_fn(kr, cmd->exec[i].param, cmd->exec[i].size, cmd->exec[i].value)
+                                  : CL_INVALID_OPERATION;
+    return err;
+}
+
 /* The application's own kernel on real sub-buffers of the pool's chunks. */
 static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                          struct bound_arg *b, size_t n, struct vast_launch_counters *c)
@@ -272,10 +374,7 @@ static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
     const struct _cl_icd_dispatch *d = cmd->queue->context->backend->dispatch;
     cl_kernel kr = vast_variant_take(cmd->kernel, VAST_VARIANT_ORIGINAL, cmd->queue->device);
     cl_mem *views = calloc(n ? n : 1, sizeof *views);
-    cl_int err = kr != NULL && views != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
-    for (cl_uint i = 0; i < cmd->num_args && err == CL_SUCCESS; i++)
-        if (cmd->args[i].vbuf == NULL)
-            err = d->clSetKernelArg(kr, i, cmd->args[i].size, cmd->args[i].value);
+    cl_int err = kr != NULL && views != NULL ? set_other_args(cmd, kr) : CL_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
         cl_buffer_region r = {b[i].locs[0].offset + (b[i].m->offset & (pool->page_size - 1)), b[i].m->size};
         views[i] = d->clCreateSubBuffer(pagecache_devops_opencl_mem(b[i].locs[0].chunk), CL_MEM_READ_WRITE,
@@ -385,6 +484,18 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     return err;
 }
 
+/* The first argument that is SVM memory, or num_args. The paged kernel addresses the launch's
+ * virtual space, not the SVM memory, so such a launch runs only direct. */
+static cl_uint svm_arg(const struct vast_launch_cmd *cmd)
+{
+    cl_uint i = 0;
+    while (i < cmd->num_args && !cmd->args[i].svm)
+        i++;
+    return i;
+}
+
+#define SVM_WHY "an argument is SVM memory, which only its own code can address"
+
 static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                       enum vast_launch_mode *mode, struct vast_launch_counters *c)
 {
@@ -400,12 +511,16 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         if (err != CL_SUCCESS || ran)
             return err;
     }
-    const char *why = NULL;
-    uint64_t t0 = vast_now_ns();
-    const struct translate_kernel *tk = vast_variant_meta(k, cmd->queue->device, &why); /* built on first use */
-    c->build_ns += vast_now_ns() - t0;
+    const char *why = SVM_WHY;
+    const struct translate_kernel *tk = NULL;
+    bool svm = svm_arg(cmd) < cmd->num_args;
+    if (!svm) {
+        uint64_t t0 = vast_now_ns();
+        tk = vast_variant_meta(k, cmd->queue->device, &why); /* built on first use */
+        c->build_ns += vast_now_ns() - t0;
+    }
     if (tk == NULL && force && total <= pool->nframes) {
-        vast_info("kernel '%s' has no paged variant: it runs direct despite VAST_FORCE_PAGED", k->name);
+        vast_info("kernel '%s' has no paged variant (%s): it runs direct despite VAST_FORCE_PAGED", k->name, why);
         *mode = VAST_MODE_DIRECT;
         err = try_direct(cmd, rq, pool, &ran, c);
         if (err != CL_SUCCESS || ran)
@@ -443,14 +558,39 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
     return err;
 }
 
+/* What the enqueue itself must refuse: a launch on SVM memory runs only direct, so its
+ * buffers must fit the device budget together. */
+static cl_int refuse_early(struct vast_launch_cmd *cmd)
+{
+    cl_uint svm = svm_arg(cmd);
+    if (svm == cmd->num_args)
+        return CL_SUCCESS;
+    cl_int err;
+    size_t total = 0;
+    struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
+    if (pool != NULL)
+        err = count_pages(cmd, &total);
+    if (err == CL_SUCCESS && total > pool->nframes) {
+        vast_error("kernel '%s' needs its buffers (%zu MiB) partitioned: they exceed the device budget "
+                   "(VAST_DEVICE_MEMORY), but it cannot be paged: argument %u is SVM memory, which only its own "
+                   "code can address", cmd->kernel->name, total * pool->page_size >> 20, svm);
+        err = CL_OUT_OF_RESOURCES;
+    }
+    return err;
+}
+
 cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t *offset,
                            const size_t *global, const size_t *local, cl_uint num_events, const cl_event *wait_list,
                            cl_event *event)
 {
     struct vast_launch_cmd *cmd = NULL;
     cl_int err = vast_launch_capture(q, k, work_dim, offset, global, local, &cmd);
-    if (err != CL_SUCCESS)
+    if (err == CL_SUCCESS)
+        err = refuse_early(cmd);
+    if (err != CL_SUCCESS) {
+        vast_launch_cmd_free(cmd);
         return err;
+    }
     /* The executor's device lane runs it (vast_launch_execute on its own real queue). */
     return vast_vcmd_submit(q, num_events, wait_list, &vast_launch_ops, cmd, false, event);
 }

@@ -22,6 +22,13 @@
 cl_int vast_launch_record_arg(cl_kernel kernel, cl_uint index, size_t size, const void *real_value, cl_mem vbuf,
                               struct vast_object *held);
 
+/* Record argument `index` as the SVM pointer `ptr` (clSetKernelArgSVMPointer, already
+ * accepted by the real kernel): it replaces whatever the argument held. */
+cl_int vast_launch_record_svm(cl_kernel kernel, cl_uint index, const void *ptr);
+
+/* Record a clSetKernelExecInfo value the real kernel accepted (direct launches replay it). */
+cl_int vast_launch_record_exec_info(cl_kernel kernel, cl_kernel_exec_info param, size_t size, const void *value);
+
 /* True when an argument of the kernel is a virtual buffer. */
 bool vast_launch_needs_vast(cl_kernel kernel);
 

@@ -23,6 +23,16 @@ struct vast_arg {
     void *value;              /* the bytes given to the real kernel (real handles), NULL for __local */
     cl_mem vbuf;              /* the virtual buffer the application passed, or NULL */
     struct vast_object *held; /* the VAST object behind a real handle value, or NULL */
+    bool svm;                 /* value is an SVM pointer (clSetKernelArgSVMPointer, or a buffer
+                                 made from SVM memory): passed to the kernel as it is */
+};
+
+/* clSetKernelExecInfo values, replayed on the real kernels of direct launches. */
+#define VAST_EXEC_INFOS 4
+struct vast_exec_info {
+    cl_kernel_exec_info param;
+    size_t size;
+    void *value;
 };
 
 struct launch_shape {
@@ -37,6 +47,7 @@ struct vast_launch_cmd {
     struct launch_shape sh;
     cl_uint num_args;
     struct vast_arg *args;  /* snapshot; vbuf and held retained */
+    struct vast_exec_info exec[VAST_EXEC_INFOS]; /* snapshot (size 0: unused) */
 };
 
 /* One virtual buffer argument in the launch's virtual space. */

@@ -23,6 +23,9 @@ cl_int vast_enqueue_native(cl_command_queue command_queue, void(CL_CALLBACK *use
                            size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc,
                            cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 
+/* True when [ptr, ptr + size) lies in one live clSVMAlloc allocation of the context. */
+bool vast_svm_covers(cl_context context, const void *ptr, size_t size);
+
 /* clEnqueueSVMFree with VAST's own callback already in place. */
 cl_int vast_enqueue_svm_free(cl_command_queue command_queue, cl_uint num_svm_pointers, void *svm_pointers[],
                              void(CL_CALLBACK *pfn_free_func)(cl_command_queue, cl_uint, void **, void *),

@@ -129,6 +129,7 @@ struct _cl_mem {
     cl_mem_flags flags;
     size_t size, offset;          /* offset: in the parent, for sub-buffers */
     void *host_ptr;               /* CL_MEM_USE_HOST_PTR's pointer */
+    bool uses_svm;                /* root: host_ptr lies in an SVM allocation (launch.c) */
     struct vast_map *maps;        /* active mappings (obj.lock) */
     struct vast_destructor_callback *destructors;
 };

@@ -291,8 +291,7 @@ static cl_int layout(struct vast_paged *r)
         a->va_page = cursor;
         cursor += a->count;
         r->arg_va[i] = (uint64_t)a->va_page * page + (m->offset & (page - 1));
-        a->writable = !(m->flags & CL_MEM_READ_ONLY) &&
-                      (r->tk == NULL || i >= r->tk->num_args || (r->tk->args[i].access & TRANSLATE_WRITE));
+        a->writable = vast_variant_arg_written(r->tk, i);
     }
     r->pages = cursor;
     return CL_SUCCESS;

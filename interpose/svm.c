@@ -1,7 +1,11 @@
 /*
  * svm.c: shared virtual memory, passed through where the real device supports it. SVM
  * pointers are the application's own addresses, so VAST cannot page them: they stay as the
- * real driver manages them.
+ * real driver manages them (allocations of the shared real context), SVM commands pass
+ * through (ordered with virtual commands by the executor's markers), and kernels get SVM
+ * arguments as they are (kernel.c records them; launch.c runs such launches direct). A
+ * buffer made from SVM memory (CL_MEM_USE_HOST_PTR) is that memory too: this file keeps the
+ * live allocations so that vbuf.c can tell such buffers (vast_svm_covers).
  */
 #include "api.h"
 #include "check.h"
@@ -9,12 +13,68 @@
 
 #include <stdlib.h>
 
+struct svm_alloc {
+    cl_context context; /* not retained: the allocation dies with it */
+    const char *base;
+    size_t size;
+};
+
+static pthread_mutex_t svm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct svm_alloc *svm_allocs;
+static size_t svm_count, svm_cap;
+
+static void svm_remember(cl_context context, const void *base, size_t size)
+{
+    pthread_mutex_lock(&svm_lock);
+    if (svm_count == svm_cap) {
+        size_t cap = svm_cap ? 2 * svm_cap : 64;
+        struct svm_alloc *grown = realloc(svm_allocs, cap * sizeof *grown);
+        if (grown != NULL) {
+            svm_allocs = grown;
+            svm_cap = cap;
+        }
+    }
+    if (svm_count < svm_cap) /* else buffers made from it are taken for host memory (logged) */
+        svm_allocs[svm_count++] = (struct svm_alloc){context, base, size};
+    else
+        vast_error("out of host memory recording an SVM allocation");
+    pthread_mutex_unlock(&svm_lock);
+}
+
+static void svm_forget(const void *base)
+{
+    pthread_mutex_lock(&svm_lock);
+    for (size_t i = 0; i < svm_count; i++)
+        if (svm_allocs[i].base == base) {
+            svm_allocs[i] = svm_allocs[--svm_count];
+            break;
+        }
+    pthread_mutex_unlock(&svm_lock);
+}
+
+bool vast_svm_covers(cl_context context, const void *ptr, size_t size)
+{
+    const char *p = ptr;
+    bool found = false;
+    pthread_mutex_lock(&svm_lock);
+    for (size_t i = 0; i < svm_count && !found; i++) {
+        const struct svm_alloc *a = &svm_allocs[i];
+        found = a->context == context && p >= a->base && p < a->base + a->size &&
+                size <= (size_t)(a->base + a->size - p);
+    }
+    pthread_mutex_unlock(&svm_lock);
+    return found;
+}
+
 void *vast_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
     if (!vast_object_is(context, VAST_MAGIC_CONTEXT))
         return NULL;
     cl_api_clSVMAlloc fn = VAST_REAL(context->backend, context->real, clSVMAlloc);
-    return fn ? fn(context->real, flags, size, alignment) : NULL;
+    void *p = fn ? fn(context->real, flags, size, alignment) : NULL;
+    if (p != NULL)
+        svm_remember(context, p, size);
+    return p;
 }
 
 void vast_clSVMFree(cl_context context, void *svm_pointer)
@@ -22,6 +82,7 @@ void vast_clSVMFree(cl_context context, void *svm_pointer)
     if (!vast_object_is(context, VAST_MAGIC_CONTEXT))
         return;
     cl_api_clSVMFree fn = VAST_REAL(context->backend, context->real, clSVMFree);
+    svm_forget(svm_pointer);
     if (fn != NULL)
         fn(context->real, svm_pointer);
 }
@@ -60,6 +121,8 @@ cl_int vast_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_poi
         VAST_RELEASE(command_queue);
         free(cb);
     }
+    for (cl_uint i = 0; err == CL_SUCCESS && svm_pointers != NULL && i < num_svm_pointers; i++)
+        svm_forget(svm_pointers[i]); /* no new buffer may be made from memory about to go */
     return err;
 }
 

@@ -128,6 +128,30 @@ const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, 
     return NULL;
 }
 
+const struct translate_kernel *vast_variant_meta_known(cl_kernel k)
+{
+    cl_program p = k->program;
+    const struct translate_kernel *found = NULL;
+    pthread_mutex_lock(&p->obj.lock);
+    const struct vast_launch_program *s = p->launch;
+    for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels && found == NULL; i++)
+        if (strcmp(s->tr->kernels[i].name, k->name) == 0)
+            found = &s->tr->kernels[i];
+    pthread_mutex_unlock(&p->obj.lock);
+    /* A rejected kernel's access facts may miss what the rejected construct stores. */
+    return found != NULL && found->paged_ok ? found : NULL;
+}
+
+bool vast_variant_arg_written(const struct translate_kernel *tk, cl_uint index)
+{
+    if (tk == NULL || index >= tk->num_args)
+        return true;
+    const struct translate_arg *a = &tk->args[index];
+    if (a->kind == TRANSLATE_ARG_CONSTANT_POINTER)
+        return false;
+    return a->kind != TRANSLATE_ARG_GLOBAL_POINTER || (a->access & TRANSLATE_WRITE) != 0;
+}
+
 cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
 {
     pthread_mutex_lock(&k->obj.lock);

@@ -22,6 +22,15 @@ enum vast_variant { VAST_VARIANT_ORIGINAL, VAST_VARIANT_PAGED, VAST_VARIANT_INSP
  * were logged once). Thread-safe. */
 const struct translate_kernel *vast_variant_meta(cl_kernel kernel, cl_device_id device, const char **why);
 
+/* The kernel's translation metadata if the program was translated already (never translates):
+ * direct launches use it without paying for a translation; NULL when not known. */
+const struct translate_kernel *vast_variant_meta_known(cl_kernel kernel);
+
+/* Whether a launch may store through kernel argument `index`: what the translation says (a
+ * __global pointer the kernel never stores to, a __constant pointer), else true. The memory
+ * flags (CL_MEM_READ_ONLY, ...) are hints a program may break, so they never decide it. */
+bool vast_variant_arg_written(const struct translate_kernel *tk, cl_uint index);
+
 /* A real kernel of the variant for exclusive use until given back; NULL on failure (logged). */
 cl_kernel vast_variant_take(cl_kernel kernel, enum vast_variant v, cl_device_id device);
 void vast_variant_give(cl_kernel kernel, enum vast_variant v, cl_kernel real);

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "devops_opencl.h"
 #include "executor.h"
+#include "mem.h"
 #include "pagecache.h"
 #include "stats.h"
 
@@ -169,9 +170,12 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
     m->backing = backing;
     m->home = context->devices[0];
     m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL;
+    /* A buffer made from SVM memory is that memory: launches pass it as an SVM pointer
+     * (launch.c), so it never gets pages and its store needs no pinning. */
+    m->uses_svm = m->host_ptr != NULL && vast_svm_covers(context, host_ptr, size);
     /* Pin the store now, in the background, rather than inside the first launch (~45-67 ms
      * per GiB on NVIDIA, FACTS.md). A store the worker cannot take is pinned by transfers. */
-    if (vast_config_get()->pin)
+    if (vast_config_get()->pin && !m->uses_svm)
         (void)pagecache_pin_backing_in_background(backing, pool->ops, pool->dev);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return m;
@@ -270,7 +274,7 @@ cl_int vast_vbuf_add_destructor(cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *),
 cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, size_t *size_ret)
 {
     cl_uint u = 0;
-    cl_bool no = CL_FALSE;
+    cl_bool svm = vast_mem_root(m)->uses_svm ? CL_TRUE : CL_FALSE;
     cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
     switch (param) {
     case CL_MEM_TYPE: return vast_info_answer(&type, sizeof type, size, value, size_ret);
@@ -280,7 +284,7 @@ cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, siz
     case CL_MEM_OFFSET: return vast_info_answer(&m->offset, sizeof m->offset, size, value, size_ret);
     case CL_MEM_CONTEXT: return vast_info_answer(&m->context, sizeof m->context, size, value, size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT: return vast_info_answer(&m->parent, sizeof m->parent, size, value, size_ret);
-    case CL_MEM_USES_SVM_POINTER: return vast_info_answer(&no, sizeof no, size, value, size_ret);
+    case CL_MEM_USES_SVM_POINTER: return vast_info_answer(&svm, sizeof svm, size, value, size_ret);
     case CL_MEM_PROPERTIES: return vast_info_answer(NULL, 0, size, value, size_ret);
     case CL_MEM_REFERENCE_COUNT:
         u = atomic_load(&m->obj.refcount);
@@ -342,11 +346,70 @@ static cl_int run_unmap(cl_mem m, struct vast_map *map)
     return vast_pc_error(pagecache_unmap(m->pc, map->offset, map->size, map->write));
 }
 
-/* Executor side of the host-side commands (vast_vbuf_enqueue). */
+static bool uses_svm(cl_mem m) { return m != NULL && vast_mem_root(m)->uses_svm; }
+
+cl_int vast_vbuf_svm_begin(cl_mem m, bool write)
+{
+    if (!uses_svm(m))
+        return CL_SUCCESS;
+    cl_command_queue q = m->home->pool_queue; /* real, on the shared context the memory is of */
+    cl_api_clEnqueueSVMMap fn = VAST_REAL(m->home->backend, q, clEnqueueSVMMap);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clEnqueueSVMMap");
+    return fn(q, CL_TRUE, CL_MAP_READ | (write ? CL_MAP_WRITE : 0), m->host_ptr, m->size, 0, NULL, NULL);
+}
+
+cl_int vast_vbuf_svm_end(cl_mem m)
+{
+    if (!uses_svm(m))
+        return CL_SUCCESS;
+    cl_command_queue q = m->home->pool_queue;
+    const struct _cl_icd_dispatch *d = m->home->backend->dispatch;
+    cl_api_clEnqueueSVMUnmap fn = VAST_REAL(m->home->backend, q, clEnqueueSVMUnmap);
+    VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clEnqueueSVMUnmap");
+    cl_event ev = NULL;
+    cl_int err = fn(q, m->host_ptr, 0, NULL, &ev);
+    if (err == CL_SUCCESS) /* waits for this unmap only, not the page cache's transfers */
+        err = d->clWaitForEvents(1, &ev);
+    if (ev != NULL)
+        d->clReleaseEvent(ev);
+    return err;
+}
+
+static cl_int host_cmd_do(struct vast_host_cmd *c);
+
+/* Executor side of the host-side commands (vast_vbuf_enqueue): the command, inside real SVM
+ * maps of the buffers made from SVM memory (vast_vbuf_svm_begin). A map command keeps its
+ * buffer's SVM map until its unmap command. */
 static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
 {
     (void)exec_queue;
     struct vast_host_cmd *c = ctx;
+    if (!uses_svm(c->a) && !uses_svm(c->b))
+        return host_cmd_do(c);
+    bool same = c->b != NULL && vast_mem_root(c->a) == vast_mem_root(c->b);
+    bool a_written = c->op == VAST_HOST_WRITE || c->op == VAST_HOST_FILL || c->op == VAST_HOST_WRITE_RECT ||
+                     (c->op == VAST_HOST_MAP && c->map->write) || same;
+    bool held = c->op == VAST_HOST_UNMAP && atomic_load(&c->map->mapped); /* the map command's */
+    cl_int err = c->op == VAST_HOST_UNMAP ? CL_SUCCESS : vast_vbuf_svm_begin(c->a, a_written);
+    cl_mem b = same ? NULL : c->b;
+    if (err != CL_SUCCESS)
+        return err;
+    err = vast_vbuf_svm_begin(b, true);
+    if (err == CL_SUCCESS) {
+        err = host_cmd_do(c);
+        cl_int e2 = vast_vbuf_svm_end(b);
+        err = err != CL_SUCCESS ? err : e2;
+    }
+    bool keep = c->op == VAST_HOST_MAP && err == CL_SUCCESS;
+    if (!keep && (c->op != VAST_HOST_UNMAP || held)) {
+        cl_int e2 = vast_vbuf_svm_end(c->a);
+        err = err != CL_SUCCESS ? err : e2;
+    }
+    return err;
+}
+
+static cl_int host_cmd_do(struct vast_host_cmd *c)
+{
     switch (c->op) {
     case VAST_HOST_READ: return vast_pc_error(pagecache_read(c->a->pc, c->a_off, c->size, c->ptr));
     case VAST_HOST_WRITE: return vast_pc_error(pagecache_write(c->a->pc, c->a_off, c->size, c->ptr));

@@ -89,4 +89,12 @@ cl_int vast_vbuf_enqueue_unmap(cl_command_queue q, cl_mem m, void *ptr, cl_uint 
 /* The root page range of bytes [offset, offset+size) of m. */
 int vast_vbuf_pages(cl_mem m, size_t offset, size_t size, size_t *first, size_t *count);
 
+/* A buffer made from SVM memory (m->uses_svm on its root) is that memory, which the real
+ * driver may keep on the device between SVM maps (NVIDIA's coarse-grained SVM: host stores
+ * without a map are lost, kernel stores unseen): host-side commands touch its bytes only
+ * between begin (a blocking real SVM map of the buffer's range, for reading, or reading and
+ * writing) and end (the unmap, waited for). No-ops (CL_SUCCESS) for other buffers and NULL. */
+cl_int vast_vbuf_svm_begin(cl_mem m, bool write);
+cl_int vast_vbuf_svm_end(cl_mem m);
+
 #endif
