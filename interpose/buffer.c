@@ -62,7 +62,10 @@ cl_mem vast_clCreateBufferWithProperties(cl_context context, const cl_mem_proper
     if (context->virtual_buffers) {
         VAST_RETURN_NULL_IF(properties != NULL && properties[0] != 0, CL_INVALID_PROPERTY, errcode_ret,
                             "no buffer property is supported");
-        return vast_vbuf_create(context, flags, size, host_ptr, errcode_ret);
+        cl_mem m = vast_vbuf_create(context, flags, size, host_ptr, errcode_ret);
+        if (m != NULL)
+            m->empty_properties = properties != NULL; /* CL_MEM_PROPERTIES answers {0} */
+        return m;
     }
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateBufferWithProperties, errcode_ret);
     cl_int err = CL_SUCCESS;

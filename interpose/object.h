@@ -132,6 +132,7 @@ struct _cl_mem {
     bool uses_svm;                /* root: host_ptr lies in an SVM allocation (launch.c) */
     struct vast_map *maps;        /* active mappings (obj.lock) */
     struct vast_destructor_callback *destructors;
+    bool empty_properties;        /* made by clCreateBufferWithProperties with the list {0} */
 };
 
 struct _cl_sampler {

@@ -274,6 +274,7 @@ cl_int vast_vbuf_add_destructor(cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *),
 cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, size_t *size_ret)
 {
     cl_uint u = 0;
+    cl_mem_properties none = 0;
     cl_bool svm = vast_mem_root(m)->uses_svm ? CL_TRUE : CL_FALSE;
     cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
     switch (param) {
@@ -285,7 +286,7 @@ cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, siz
     case CL_MEM_CONTEXT: return vast_info_answer(&m->context, sizeof m->context, size, value, size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT: return vast_info_answer(&m->parent, sizeof m->parent, size, value, size_ret);
     case CL_MEM_USES_SVM_POINTER: return vast_info_answer(&svm, sizeof svm, size, value, size_ret);
-    case CL_MEM_PROPERTIES: return vast_info_answer(NULL, 0, size, value, size_ret);
+    case CL_MEM_PROPERTIES: return vast_info_answer(&none, m->empty_properties ? sizeof none : 0, size, value, size_ret);
     case CL_MEM_REFERENCE_COUNT:
         u = atomic_load(&m->obj.refcount);
         return vast_info_answer(&u, sizeof u, size, value, size_ret);

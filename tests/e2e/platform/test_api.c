@@ -278,6 +278,17 @@ static void test_api_details(void **state)
     CHECK_CL(err);
     cl_uint packet = 0;
     assert_int_equal(clGetPipeInfo(m, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, NULL), CL_INVALID_MEM_OBJECT);
+    /* CL_MEM_PROPERTIES: the list as given ({0}: one zero), nothing for clCreateBuffer. */
+    cl_mem_properties none = 0, got = 7;
+    size_t psize = 1;
+    cl_mem wp = clCreateBufferWithProperties(ctx, &none, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CHECK_CL(err);
+    CHECK_CL(clGetMemObjectInfo(wp, CL_MEM_PROPERTIES, sizeof got, &got, &psize));
+    assert_int_equal(psize, sizeof none);
+    assert_int_equal(got, 0);
+    CHECK_CL(clGetMemObjectInfo(m, CL_MEM_PROPERTIES, 0, NULL, &psize));
+    assert_int_equal(psize, 0);
+    CHECK_CL(clReleaseMemObject(wp));
     size_t width = 0;
     assert_int_equal(clGetImageInfo(m, CL_IMAGE_WIDTH, sizeof width, &width, NULL), CL_INVALID_MEM_OBJECT);
 
