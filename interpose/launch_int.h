@@ -67,7 +67,7 @@ struct vast_paged {
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
     uint32_t *lpt_host[2];            /* pinned, kept by the thread (paged.c, host_tables) */
     uint32_t *fault_hdr[2];           /* pinned likewise: each slot's fault log header */
-    const uint32_t *zero_host;        /* pinned likewise: a word that stays 0 */
+    const uint32_t *hdr_start;        /* pinned likewise: the fault log header each run starts from */
     uint32_t *fault_host[2];          /* each slot's whole fault log (entries read after faults) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */

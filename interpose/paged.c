@@ -17,6 +17,9 @@
  * it runs, and restored from the host before a retry. That snapshot lives on the host rather
  * than in spare device frames: it costs PCIe time only for pages that were already dirty and
  * on retries, and it leaves the whole budget to partitions.
+ *
+ * Fault records: each run starts its fault log from a fresh header (host_tables), so that no
+ * record of an earlier run or launch is read as one of its own.
  */
 #include "launch_int.h"
 
@@ -205,16 +208,23 @@ static void prefetch_set(struct vast_paged *r, const uint8_t *set)
 
 /* ---- setup ---- */
 
-/* The host side of both slots' page tables and fault-log headers (and a zero word): one
- * mmap'ed block pinned through the page cache's device ops when they can, kept by the calling
- * thread (the device lane's: one per device) across launches and grown when a launch needs
- * more; never freed, like the executor that owns the thread. The transfers around each
- * partition's kernel (page table up, fault count cleared, fault header down) then are DMA
- * that needs no host thread; from pageable memory the driver stages them, and the device
- * idled 0.2-0.26 ms between consecutive partitions (H200, MatrixMul trace) even with the
- * next kernel already enqueued. Pinning per launch cost about 0.9 ms (saxpy, 10 resident
- * paged launches). Unpinned (no pin_host, or it fails) is correct, only slower. Fault log
- * entries, read only after faults, stay in pageable memory (fault_host). */
+/* The host side of both slots' page tables and fault-log headers (and the header each run
+ * starts from): one mmap'ed block pinned through the page cache's device ops when they can,
+ * kept by the calling thread (the device lane's: one per device) across launches and grown
+ * when a launch needs more; never freed, like the executor that owns the thread. The
+ * transfers around each partition's kernel (page table up, fault header reset, fault header
+ * down) then are DMA that needs no host thread; from pageable memory the driver stages them,
+ * and the device idled 0.2-0.26 ms between consecutive partitions (H200, MatrixMul trace) even
+ * with the next kernel already enqueued. Pinning per launch cost about 0.9 ms (saxpy, 10
+ * resident paged launches). Unpinned (no pin_host, or it fails) is correct, only slower.
+ * Fault log entries, read only after faults, stay in pageable memory (fault_host).
+ *
+ * The headers sit at fixed offsets in front of the page tables, whose size follows each
+ * launch's pages: a launch with fewer pages than the one before must find nothing of it at
+ * the places it reads from. (When the header's start value sat behind the page tables, a
+ * larger earlier launch's page table entries became the next launch's "zero" fault count:
+ * entries of earlier partitions were read as this run's faults, and this run's were lost or
+ * never looked at.) The start header is written again at every launch. */
 static _Thread_local struct {
     void *block;
     size_t bytes;
@@ -222,11 +232,13 @@ static _Thread_local struct {
     struct vast_pool *pool;
 } host_cache;
 
+#define HDR_BYTES 64 /* one header (16 bytes) per cache line */
+
 static cl_int host_tables(struct vast_paged *r)
 {
-    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63, hdr = 64;
+    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = (2 * (lpt_bytes + hdr) + hdr + page - 1) / page * page;
+    size_t bytes = (3 * HDR_BYTES + 2 * lpt_bytes + page - 1) / page * page;
     if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != r->pool) {
         if (host_cache.pin != NULL)
             host_cache.pool->ops->unpin_host(host_cache.pool->dev, host_cache.pin);
@@ -248,11 +260,14 @@ static cl_int host_tables(struct vast_paged *r)
         host_cache.pool = r->pool;
     }
     char *block = host_cache.block;
+    uint32_t *start = (uint32_t *)block;
+    memset(start, 0, HDR_BYTES);
+    start[1] = FAULT_CAPACITY;
+    r->hdr_start = start;
     for (int s = 0; s < 2; s++) {
-        r->lpt_host[s] = (uint32_t *)(block + s * (lpt_bytes + hdr));
-        r->fault_hdr[s] = (uint32_t *)(block + s * (lpt_bytes + hdr) + lpt_bytes);
+        r->fault_hdr[s] = (uint32_t *)(block + (1 + s) * HDR_BYTES);
+        r->lpt_host[s] = (uint32_t *)(block + 3 * HDR_BYTES + s * lpt_bytes);
     }
-    r->zero_host = (const uint32_t *)(block + 2 * (lpt_bytes + hdr));
     return CL_SUCCESS;
 }
 
@@ -482,7 +497,7 @@ void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_
 
 /* ---- one partition ---- */
 
-/* Upload the LPT of `slot`, clear the slot's fault count, run work-groups [first, end), read
+/* Upload the LPT of `slot`, reset the slot's fault log header, run work-groups [first, end), read
  * the fault log header; *kev is the kernel's event, *fev the header read's. Each slot has its
  * own page table and fault log, so that a partition can be enqueued behind the previous one
  * while that one's log is still to be read. */
@@ -495,8 +510,8 @@ static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, si
     cl_int err = r->d->clEnqueueWriteBuffer(q, r->lpt[slot], CL_FALSE, 0, r->pages * sizeof(uint32_t),
                                             r->lpt_host[slot], 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = r->d->clEnqueueWriteBuffer(q, r->faults[slot], CL_FALSE, 0, sizeof *r->zero_host, r->zero_host, 0,
-                                         NULL, NULL);
+        err = r->d->clEnqueueWriteBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
+                                         r->hdr_start, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(r->pk, r->cmd->num_args, sizeof(cl_mem), &r->lpt[slot]);
     if (err == CL_SUCCESS)
