@@ -74,7 +74,6 @@ struct vast_paged {
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
-    bool oob_warned;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
     struct vast_launch_counters c;
 };

@@ -19,7 +19,11 @@
  * on retries, and it leaves the whole budget to partitions.
  *
  * Fault records: each run starts its fault log from a fresh header (host_tables), so that no
- * record of an earlier run or launch is read as one of its own.
+ * record of an earlier run or launch is read as one of its own, and every entry must name a
+ * work-group of the run and a page of a buffer that the partition lacks (collect_faults). An
+ * access outside every buffer (out of bounds) or a record the run did not write fails the
+ * launch with a log line: the work-groups' stores after the fault were dropped, and a launch
+ * whose stores were dropped never reports success.
  */
 #include "launch_int.h"
 
@@ -435,10 +439,8 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
         r->lpt[s] = real_buffer(r, r->pages * sizeof(uint32_t), NULL, &err);
     if (err == CL_SUCCESS)
         r->scratch = real_buffer(r, TRANSLATE_SCRATCH_PAGES * pool->page_size, zeros, &err);
-    for (int s = 0; s < 2 && err == CL_SUCCESS; s++) {
-        r->fault_host[s][1] = FAULT_CAPACITY;
-        r->faults[s] = real_buffer(r, FAULT_WORDS * 4, r->fault_host[s], &err);
-    }
+    for (int s = 0; s < 2 && err == CL_SUCCESS; s++) /* each run writes its header first (hdr_start) */
+        r->faults[s] = real_buffer(r, FAULT_WORDS * 4, NULL, &err);
     free(zeros);
     if (err == CL_SUCCESS)
         err = vast_paged_set_args(r, r->pk);
@@ -575,35 +577,64 @@ static const struct vast_varg *varg_of(const struct vast_paged *r, uint64_t vp)
     return NULL;
 }
 
-/* Read the fault log; the pages it names that belong to a buffer and are not in `set` go into
- * `add` (a zeroed bytemap); returns how many, and the faulted work-group range. */
-static size_t collect_faults(struct vast_paged *r, int slot, const uint8_t *set, uint8_t *add, size_t *wg_lo,
-                             size_t *wg_hi, bool *overflow, cl_int *err)
+/* What the fault log of one run over work-groups [first, end) says. */
+struct fault_scan {
+    uint32_t count;        /* faults the run counted */
+    size_t added;          /* pages of buffers the partition lacks (marked in `add`) */
+    size_t wg_lo, wg_hi;   /* the work-groups that logged them */
+    bool overflow;         /* more faults than entries: every work-group runs again */
+    const char *bad;       /* NULL, or why the log cannot be used: the launch fails */
+    size_t bad_wg;         /* ... the entry that says so */
+    uint64_t bad_vp;
+};
+
+static void scan_bad(struct fault_scan *fs, const char *why, size_t wg, uint64_t vp)
 {
-    uint32_t *log = r->fault_host[slot];
-    uint32_t count = r->fault_hdr[slot][0];
-    uint32_t n = count < FAULT_CAPACITY ? count : FAULT_CAPACITY;
-    *overflow = count > FAULT_CAPACITY;
-    *err = r->d->clEnqueueReadBuffer(r->sq[slot], r->faults[slot], CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
-                                     (size_t)n * TRANSLATE_FAULT_ENTRY_WORDS * 4, log + TRANSLATE_FAULT_LOG_HEADER_WORDS,
-                                     0, NULL, NULL);
-    size_t added = 0;
-    *wg_lo = SIZE_MAX;
-    *wg_hi = 0;
-    for (uint32_t k = 0; *err == CL_SUCCESS && k < n; k++) {
-        const uint32_t *e = log + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
-        uint64_t vp = e[1] | (uint64_t)e[2] << 32;
-        if (e[0] < *wg_lo)
-            *wg_lo = e[0];
-        if ((size_t)e[0] + 1 > *wg_hi)
-            *wg_hi = (size_t)e[0] + 1;
-        if (varg_of(r, vp) == NULL || set[vp] || add[vp])
-            continue;
-        add[vp] = 1;
-        added++;
+    if (fs->bad == NULL) {
+        fs->bad = why;
+        fs->bad_wg = wg;
+        fs->bad_vp = vp;
     }
-    r->c.faults += count;
-    return added;
+}
+
+/* Read the fault log of `slot`. Every entry must name a work-group of the run and a page of a
+ * buffer that the partition lacks: a page outside every buffer is an access out of bounds,
+ * anything else is a record that this run did not write. Either way the faulted work-groups'
+ * later stores were dropped, so the caller fails the launch rather than report success. */
+static cl_int collect_faults(struct vast_paged *r, int slot, const uint8_t *set, size_t first, size_t end,
+                             uint8_t *add, struct fault_scan *fs)
+{
+    const uint32_t *hdr = r->fault_hdr[slot];
+    uint32_t *log = r->fault_host[slot];
+    *fs = (struct fault_scan){.count = hdr[0], .wg_lo = SIZE_MAX, .overflow = hdr[0] > FAULT_CAPACITY};
+    r->c.faults += fs->count;
+    if (hdr[1] != FAULT_CAPACITY || hdr[2] != 0 || hdr[3] != 0) {
+        scan_bad(fs, "its header is not the one the run started from", first, 0);
+        return CL_SUCCESS;
+    }
+    uint32_t n = fs->overflow ? FAULT_CAPACITY : fs->count;
+    cl_int err = r->d->clEnqueueReadBuffer(r->sq[slot], r->faults[slot], CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
+                                           (size_t)n * TRANSLATE_FAULT_ENTRY_WORDS * 4,
+                                           log + TRANSLATE_FAULT_LOG_HEADER_WORDS, 0, NULL, NULL);
+    for (uint32_t k = 0; err == CL_SUCCESS && k < n; k++) {
+        const uint32_t *e = log + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
+        size_t wg = first + (uint32_t)(e[0] - (uint32_t)first); /* logged modulo 2^32 */
+        uint64_t vp = e[1] | (uint64_t)e[2] << 32;
+        if (wg >= end || (e[3] != 1 && e[3] != 2)) {
+            scan_bad(fs, "an entry names no work-group of the run", wg, vp);
+        } else if (varg_of(r, vp) == NULL) {
+            scan_bad(fs, vp == 0 ? "below its first buffer argument (out of bounds)"
+                                 : "outside its buffer arguments (out of bounds)", wg, vp);
+        } else if (set[vp]) {
+            scan_bad(fs, "an entry names a page the partition holds", wg, vp);
+        } else {
+            fs->wg_lo = wg < fs->wg_lo ? wg : fs->wg_lo;
+            fs->wg_hi = wg + 1 > fs->wg_hi ? wg + 1 : fs->wg_hi;
+            fs->added += !add[vp];
+            add[vp] = 1;
+        }
+    }
+    return err;
 }
 
 static void add_to_sticky(struct vast_paged *r, const uint8_t *add)
@@ -615,9 +646,10 @@ static void add_to_sticky(struct vast_paged *r, const uint8_t *add)
         }
 }
 
-/* Faults of the partition's run: load the missing pages and say which work-groups to run
- * again (*again), or that the partition with its faulted pages no longer fits and must be
- * split (*split; its writable pages restored first when it is not safe to re-execute). */
+/* Faults of the partition's run over [*first, *end): load the missing pages and say which
+ * work-groups to run again (*again, *first, *end), or that the partition with its faulted
+ * pages no longer fits and must be split (*split; its writable pages restored first when it
+ * is not safe to re-execute). A log that cannot be used fails the launch, loudly. */
 static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int slot, size_t *first, size_t *end,
                             bool *again, bool *split)
 {
@@ -627,42 +659,42 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     uint32_t *lpt = r->lpt_host[slot];
     uint8_t *add = calloc(r->pages, 1);
     VAST_RETURN_IF(add == NULL, CL_OUT_OF_HOST_MEMORY, "fault set");
-    size_t lo, hi;
-    bool overflow;
-    cl_int err;
-    size_t n = collect_faults(r, slot, p->set, add, &lo, &hi, &overflow, &err);
-    if (err == CL_SUCCESS && n == 0 && !r->oob_warned) {
-        r->oob_warned = true;
-        vast_warn("kernel '%s' accessed pages outside its buffers (out of bounds): those loads read 0 and the "
-                  "work-groups' later stores were dropped",
-                  r->cmd->kernel->name);
+    struct fault_scan fs;
+    cl_int err = collect_faults(r, slot, p->set, *first, *end, add, &fs);
+    size_t n = fs.added;
+    if (err == CL_SUCCESS && fs.bad != NULL) {
+        vast_error("kernel '%s': work-group %zu faulted on virtual page %llu, %s (%u faults in the run): the "
+                   "work-group's stores after that were dropped, so the launch fails",
+                   r->cmd->kernel->name, fs.bad_wg, (unsigned long long)fs.bad_vp, fs.bad, fs.count);
+        err = CL_OUT_OF_RESOURCES;
     }
-    if (err == CL_SUCCESS && n > 0)
+    if (err == CL_SUCCESS)
         add_to_sticky(r, add);
     bool fits = p->count + n <= r->pool->nframes;
-    if (err == CL_SUCCESS && n > 0 && !fits && p->end - p->first < 2) {
+    if (err == CL_SUCCESS && !fits && p->end - p->first < 2) {
         vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
                    "(VAST_DEVICE_MEMORY)",
                    r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
         err = CL_OUT_OF_RESOURCES;
     }
-    if (err == CL_SUCCESS && n > 0 && r->needs_restore) {
+    if (err == CL_SUCCESS && r->needs_restore) {
         err = for_each_run(r, p->set, run_restore, lpt) == 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
         if (err == CL_SUCCESS)
             err = r->d->clFinish(r->rq); /* restored before the frames may be unpinned */
     }
-    if (err == CL_SUCCESS && n > 0 && !fits) {
+    if (err == CL_SUCCESS && !fits) {
         *split = true;
-    } else if (err == CL_SUCCESS && n > 0) {
+    } else if (err == CL_SUCCESS) {
         err = pin_set(r, add, lpt, false);
         for (size_t vp = 0; err == CL_SUCCESS && vp < r->pages; vp++)
             p->set[vp] |= add[vp];
         p->count += err == CL_SUCCESS ? n : 0;
-        *first = p->first;
-        *end = p->end;
-        if (!overflow && !r->needs_restore) { /* safe to re-execute: only the faulted work-groups again */
-            *first = lo;
-            *end = hi;
+        if (fs.overflow || r->needs_restore) { /* every work-group again */
+            *first = p->first;
+            *end = p->end;
+        } else { /* safe to re-execute: only the faulted work-groups again */
+            *first = fs.wg_lo;
+            *end = fs.wg_hi;
         }
         *again = err == CL_SUCCESS;
     }
@@ -704,12 +736,13 @@ static cl_int prepare_partition(struct vast_paged *r, struct vast_partition *p, 
     return err;
 }
 
-/* Enqueue a run of f's partition (its first, or a retry from settle). */
-static cl_int enqueue_flight(struct vast_paged *r, struct flight *f)
+/* Enqueue a run of work-groups [first, end) of f's partition (all of them at first, the
+ * faulted ones in a retry from settle). */
+static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t first, size_t end)
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
-    cl_int err = enqueue_partition(r, f->slot, f->p->first, f->p->end, &f->kev, &f->fev);
+    cl_int err = enqueue_partition(r, f->slot, first, end, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
         cl_event ev[2] = {f->kev, f->fev};
         for (int i = 0; i < 2; i++)
@@ -746,7 +779,7 @@ static cl_int settle(struct vast_paged *r, struct vast_partition *p, int slot, b
             break;
         }
         struct flight f = {p, slot, NULL, NULL, 0};
-        err = enqueue_flight(r, &f);
+        err = enqueue_flight(r, &f, first, end);
         if (err == CL_SUCCESS)
             err = wait_partition(r, f.kev, f.fev, f.enqueued);
     }
@@ -895,7 +928,7 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
                 err = prepare_partition(r, p, cur.slot, false);
         }
         bool cur_landed = err != CL_SUCCESS;
-        if (err == CL_SUCCESS && (err = enqueue_flight(r, &cur)) != CL_SUCCESS) {
+        if (err == CL_SUCCESS && (err = enqueue_flight(r, &cur, p->first, p->end)) != CL_SUCCESS) {
             release_partition(r, p);
             cur_landed = true;
         }

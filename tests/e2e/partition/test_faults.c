@@ -15,10 +15,14 @@
  *                        after a launch over more pages (once refused: "work-group N needs
  *                        2050 pages", when one work-group touches about 70)
  *
+ *   reach_fails          VAST_FORCE_PAGED=1: a kernel that reads pages past its last buffer;
+ *                        its work-group's later store is dropped, so VAST must fail the
+ *                        launch (CL_OUT_OF_RESOURCES, a "vast: error:" line saying "out of
+ *                        bounds"), not report success
  *
- * Every kernel here stays inside its buffers: an "out of bounds" line in the child's output
- * fails the case, and so does any "vast: error:" line (nothing is refused) and a case in
- * which VAST never ran a paged kernel (the sequence must exercise the paged engine).
+ * Every other kernel here stays inside its buffers: an "out of bounds" line in the child's
+ * output fails the case, and so does any "vast: error:" line (nothing is refused) and a case
+ * in which VAST never ran a paged kernel (the sequence must exercise the paged engine).
  * Usage: partition_faults [--only NAME[,NAME]] [--flip]; --flip flips a byte of VAST's
  * output before comparing: every case must then fail. */
 #include "harness.h"
@@ -54,6 +58,10 @@ static const char *src =
     "__kernel void particles(__global particle *p, uint n, float dt) {\n"
     "  size_t i = get_global_id(0); if (i >= n) return;\n"
     "  p[i].pos += p[i].vel * dt; p[i].vel.y -= dt;\n"
+    "}\n"
+    "__kernel void reach(__global uint *out, __global const uint *in, uint n, uint far) {\n"
+    "  size_t i = get_global_id(0); if (i >= n) return;\n"
+    "  uint v = in[i]; if (i == n - 1) v += in[i + far]; out[i] = v;\n"
     "}\n"
     "__kernel void scatter(__global const uint *x, __global const uint *perm, __global uint *y, uint n) {\n"
     "  size_t i = get_global_id(0); if (i < n) y[perm[i]] = x[i] * 3u + 1u;\n"
@@ -303,21 +311,37 @@ static void seq_scatter(struct seq *s)
     step_scatter(s, 400009, 64);
 }
 
+/* The last work-item reads 8 pages past the end of the last buffer: VAST cannot give it the
+ * page, its work-group's store is dropped, so the launch must fail (PoCL is not asked: the
+ * access is undefined there). */
+static void seq_reach(struct seq *s)
+{
+    cl_uint n = 70001, far = 8 * 1024;
+    void *in = rnd_u32(s, n, 0), *out = poison((size_t)n * 4);
+    cl_mem mo = seq_buffer(s, (size_t)n * 4, out), mi = seq_buffer(s, (size_t)n * 4, in);
+    size_t g[1] = {n};
+    seq_launch(s, "reach", 1, g, l64, (struct karg[]){KBUF(mo), KBUF(mi), KVAL(n), KVAL(far)}, 4);
+    clReleaseMemObject(mo), clReleaseMemObject(mi);
+    free(in), free(out);
+}
+
 struct fcase {
     const char *name;
     const char *budget, *page; /* NULL: the default */
     int forced;
+    int out_of_bounds; /* VAST must fail the launch, saying so; PoCL does not run it */
     const char *paged_mode; /* a VAST_STATS mode that must appear: "paged" or "partitioned" */
     const char *kernel;     /* ... for this kernel */
     void (*run)(struct seq *s);
 };
 
 static const struct fcase cases[] = {
-    {"gather_other_gather", "1M", "4K", 0, "partitioned", "gather", seq_gather_other_gather},
-    {"forced_mix", NULL, "4K", 1, "paged", "scatter", seq_forced},
-    {"mix_2M_4K", "2M", "4K", 0, "partitioned", "scatter", seq_mix_2m},
-    {"mix_4M_64K", "4M", "64K", 0, "partitioned", "histogram", seq_mix_4m},
-    {"scatter_2M_4K", "2M", "4K", 0, "partitioned", "scatter", seq_scatter},
+    {"gather_other_gather", "1M", "4K", 0, 0, "partitioned", "gather", seq_gather_other_gather},
+    {"forced_mix", NULL, "4K", 1, 0, "paged", "scatter", seq_forced},
+    {"mix_2M_4K", "2M", "4K", 0, 0, "partitioned", "scatter", seq_mix_2m},
+    {"mix_4M_64K", "4M", "64K", 0, 0, "partitioned", "histogram", seq_mix_4m},
+    {"scatter_2M_4K", "2M", "4K", 0, 0, "partitioned", "scatter", seq_scatter},
+    {"reach_fails", NULL, "4K", 1, 1, "paged", "reach", seq_reach},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -342,6 +366,13 @@ static int child(const struct fcase *c, int flip)
     setvbuf(stdout, NULL, _IOLBF, 0);
     unsigned char *want, *got;
     size_t nwant, ngot;
+    if (c->out_of_bounds) {
+        cl_int err = run_on("VAST", c, &got, &ngot);
+        free(got);
+        if (err == CL_OUT_OF_RESOURCES)
+            return 0;
+        return printf("  %s: VAST returned %s, expected CL_OUT_OF_RESOURCES\n", c->name, cl_status_name(err)), 1;
+    }
     if (run_on("Portable", c, &want, &nwant) != CL_SUCCESS)
         return printf("  %s: PoCL itself failed\n", c->name), 3;
     cl_int err = run_on("VAST", c, &got, &ngot);
@@ -364,12 +395,16 @@ static int child(const struct fcase *c, int flip)
 static int judge(const struct fcase *c, const struct child_result *r, int flip)
 {
     char why[256] = "";
-    const char *oob = harness_find_line(r->out, "vast: ", (const char *const[]){"out of bounds", NULL});
+    static const char *const oob_words[] = {"out of bounds", NULL};
+    const char *oob = harness_find_line(r->out, "vast: ", oob_words);
     const char *error = harness_find_line(r->out, "vast: error:", (const char *const[]){"", NULL});
     if (r->status != 0)
         snprintf(why, sizeof why, "child exit status %d%s", r->status,
                  r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
-    else if (oob != NULL)
+    else if (c->out_of_bounds) {
+        if (!harness_refusal_logged(r->out, c->kernel, oob_words))
+            snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and 'out of bounds'", c->kernel);
+    } else if (oob != NULL)
         snprintf(why, sizeof why, "VAST reported an out-of-bounds access; every kernel here stays in bounds");
     else if (error != NULL)
         snprintf(why, sizeof why, "VAST logged an error");
