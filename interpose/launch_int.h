@@ -83,6 +83,8 @@ struct vast_partition {
     size_t first, end;
     uint8_t *set; /* bytemap over r->pages, owned */
     size_t count; /* pages in set */
+    size_t sticky; /* of them, pages other partitions faulted (paged.c, add_sticky) */
+    bool own_only; /* one work-group that did not fit beside such pages: it gets none */
 };
 
 /* paged.c */

@@ -671,7 +671,7 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     if (err == CL_SUCCESS)
         add_to_sticky(r, add);
     bool fits = p->count + n <= r->pool->nframes;
-    if (err == CL_SUCCESS && !fits && p->end - p->first < 2) {
+    if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0) { /* else split: own pages only */
         vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
                    "(VAST_DEVICE_MEMORY)",
                    r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
@@ -703,15 +703,18 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     return err;
 }
 
-/* Sticky pages join a partition when they fit beside it. */
+/* Sticky pages join a partition when they fit beside it. They are counted: a work-group
+ * that does not fit the budget beside them runs again with its own pages only, before it may
+ * be refused (handle_faults, split_partition). */
 static void add_sticky(struct vast_paged *r, struct vast_partition *p)
 {
-    if (r->nsticky == 0 || p->count + r->nsticky > r->pool->nframes / 4 * 3)
+    if (p->own_only || r->nsticky == 0 || p->count + r->nsticky > r->pool->nframes / 4 * 3)
         return;
     for (size_t vp = 0; vp < r->pages; vp++)
         if (r->sticky[vp] && !p->set[vp]) {
             p->set[vp] = 1;
             p->count++;
+            p->sticky++;
         }
 }
 
@@ -829,19 +832,21 @@ static cl_int land_behind(struct vast_paged *r, struct flight *q, struct flight 
     return err;
 }
 
-/* Split p in two halves with their own page sets (inspected again), pushed on the stack. */
+/* Split p in two halves with their own page sets (inspected again), pushed on the stack; a
+ * single work-group is pushed again alone, with its own pages only. */
 static cl_int split_partition(struct vast_paged *r, const struct vast_partition *p, struct vast_partition **stack,
                               size_t *depth)
 {
-    size_t mid = p->first + (p->end - p->first) / 2;
+    bool alone = p->end - p->first < 2;
+    size_t mid = alone ? p->end : p->first + (p->end - p->first) / 2;
     VAST_RETURN_IF(*depth + 2 > SPLIT_DEPTH, CL_OUT_OF_RESOURCES, "kernel '%s': partitions split too often",
                    r->cmd->kernel->name);
     struct vast_partition *h = calloc(2, sizeof *h);
     VAST_RETURN_IF(h == NULL, CL_OUT_OF_HOST_MEMORY, "split");
-    h[0] = (struct vast_partition){p->first, mid, NULL, 0};
-    h[1] = (struct vast_partition){mid, p->end, NULL, 0};
+    h[0] = (struct vast_partition){p->first, mid, NULL, 0, 0, alone};
+    h[1] = (struct vast_partition){mid, p->end, NULL, 0, 0, false};
     cl_int err = CL_SUCCESS;
-    for (int k = 0; k < 2 && err == CL_SUCCESS; k++) {
+    for (int k = 0; k < 2 - alone && err == CL_SUCCESS; k++) {
         h[k].set = calloc(r->pages, 1);
         err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY : vast_partition_inspect(r, h[k].first, h[k].end, h[k].set);
         h[k].count = h[k].set ? vast_set_count(h[k].set, r->pages) : 0;
@@ -852,7 +857,8 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
         free(h);
         return err;
     }
-    stack[(*depth)++] = &h[1]; /* h[0] runs first; h owns both (freed with h[0]) */
+    if (!alone)
+        stack[(*depth)++] = &h[1]; /* h[0] runs first; h owns both (freed with h[0]) */
     stack[(*depth)++] = &h[0];
     return CL_SUCCESS;
 }

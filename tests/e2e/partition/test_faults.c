@@ -311,6 +311,22 @@ static void seq_scatter(struct seq *s)
     step_scatter(s, 400009, 64);
 }
 
+/* One work-group of 56 gathers from about 50 random pages of x; with its idx and out pages it
+ * needs ~53 of the budget's 64: it fits, though not beside the pages other work-groups faulted
+ * (the launch's sticky set). */
+static void seq_gather_wide(struct seq *s)
+{
+    cl_uint nx = 200 * 1024 - 13, n = 56 * 300 - 5;
+    void *x = rnd_f32(s, nx), *idx = rnd_u32(s, n, nx), *out = poison((size_t)n * 4);
+    cl_mem mx = seq_buffer(s, (size_t)nx * 4, x), mi = seq_buffer(s, (size_t)n * 4, idx),
+           mo = seq_buffer(s, (size_t)n * 4, out);
+    size_t g[1] = {n}, l[3] = {56, 1, 1};
+    seq_launch(s, "gather", 1, g, l, (struct karg[]){KBUF(mx), KBUF(mi), KBUF(mo), KVAL(n)}, 4);
+    seq_keep(s, mo, (size_t)n * 4);
+    clReleaseMemObject(mx), clReleaseMemObject(mi), clReleaseMemObject(mo);
+    free(x), free(idx), free(out);
+}
+
 /* The last work-item reads 8 pages past the end of the last buffer: VAST cannot give it the
  * page, its work-group's store is dropped, so the launch must fail (PoCL is not asked: the
  * access is undefined there). */
@@ -341,6 +357,7 @@ static const struct fcase cases[] = {
     {"mix_2M_4K", "2M", "4K", 0, 0, "partitioned", "scatter", seq_mix_2m},
     {"mix_4M_64K", "4M", "64K", 0, 0, "partitioned", "histogram", seq_mix_4m},
     {"scatter_2M_4K", "2M", "4K", 0, 0, "partitioned", "scatter", seq_scatter},
+    {"gather_wide_256K", "256K", "4K", 0, 0, "partitioned", "gather", seq_gather_wide},
     {"reach_fails", NULL, "4K", 1, 1, "paged", "reach", seq_reach},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
