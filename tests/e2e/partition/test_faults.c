@@ -12,9 +12,11 @@
  *                        permutation, each at four different sizes, interleaved
  *   mix_2M_4K, mix_4M_64K the same kernels over data larger than the budget (partitioned)
  *   scatter_2M_4K        y[perm[i]] = f(x[i]) at 2M/4K, larger than the budget, before and
- *                        after a launch over more pages (once refused: "work-group N needs
- *                        2050 pages", when one work-group touches about 70)
- *
+ *                        after a launch over more pages (issue 13 saw such a scatter refused:
+ *                        "work-group N needs 2050 pages", where one work-group touches ~70)
+ *   gather_wide_256K     256K/4K: work-groups that need ~53 of the budget's 64 pages; they
+ *                        fit alone, not beside the pages other work-groups faulted before
+ *                        (defect 6's overestimate: refused as "needs 68 pages")
  *   reach_fails          VAST_FORCE_PAGED=1: a kernel that reads pages past its last buffer;
  *                        its work-group's later store is dropped, so VAST must fail the
  *                        launch (CL_OUT_OF_RESOURCES, a "vast: error:" line saying "out of
@@ -24,7 +26,7 @@
  * output fails the case, and so does any "vast: error:" line (nothing is refused) and a case
  * in which VAST never ran a paged kernel (the sequence must exercise the paged engine).
  * Usage: partition_faults [--only NAME[,NAME]] [--flip]; --flip flips a byte of VAST's
- * output before comparing: every case must then fail. */
+ * output before comparing: every case that compares (all but reach_fails) must then fail. */
 #include "harness.h"
 
 #include <stdio.h>
