@@ -78,14 +78,13 @@ struct vast_paged {
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
     uint32_t *lpt_host[2];            /* pinned, kept by the thread (paged.c, host_tables) */
     uint32_t *fault_hdr[2];           /* pinned likewise: each slot's fault log header */
-    const uint32_t *zero_host;        /* pinned likewise: a word that stays 0 */
+    const uint32_t *hdr_start;        /* pinned likewise: the fault log header each run starts from */
     uint32_t *fault_host[2];          /* each slot's whole fault log (entries read after faults) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
-    bool oob_warned;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
     struct vast_launch_counters c;
 };
@@ -95,6 +94,8 @@ struct vast_partition {
     size_t first, end;
     uint8_t *set; /* bytemap over r->pages, owned */
     size_t count; /* pages in set */
+    size_t sticky; /* of them, pages other partitions faulted (paged.c, add_sticky) */
+    bool own_only; /* one work-group that did not fit beside such pages: it gets none */
 };
 
 /* paged.c */

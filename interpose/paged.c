@@ -17,6 +17,13 @@
  * it runs, and restored from the host before a retry. That snapshot lives on the host rather
  * than in spare device frames: it costs PCIe time only for pages that were already dirty and
  * on retries, and it leaves the whole budget to partitions.
+ *
+ * Fault records: each run starts its fault log from a fresh header (host_tables), so that no
+ * record of an earlier run or launch is read as one of its own, and every entry must name a
+ * work-group of the run and a page of a buffer that the partition lacks (collect_faults). An
+ * access outside every buffer (out of bounds) or a record the run did not write fails the
+ * launch with a log line: the work-groups' stores after the fault were dropped, and a launch
+ * whose stores were dropped never reports success.
  */
 #include "launch_int.h"
 
@@ -205,16 +212,23 @@ static void prefetch_set(struct vast_paged *r, const uint8_t *set)
 
 /* ---- setup ---- */
 
-/* The host side of both slots' page tables and fault-log headers (and a zero word): one
- * mmap'ed block pinned through the page cache's device ops when they can, kept by the calling
- * thread (the device lane's: one per device) across launches and grown when a launch needs
- * more; never freed, like the executor that owns the thread. The transfers around each
- * partition's kernel (page table up, fault count cleared, fault header down) then are DMA
- * that needs no host thread; from pageable memory the driver stages them, and the device
- * idled 0.2-0.26 ms between consecutive partitions (H200, MatrixMul trace) even with the
- * next kernel already enqueued. Pinning per launch cost about 0.9 ms (saxpy, 10 resident
- * paged launches). Unpinned (no pin_host, or it fails) is correct, only slower. Fault log
- * entries, read only after faults, stay in pageable memory (fault_host). */
+/* The host side of both slots' page tables and fault-log headers (and the header each run
+ * starts from): one mmap'ed block pinned through the page cache's device ops when they can,
+ * kept by the calling thread (the device lane's: one per device) across launches and grown
+ * when a launch needs more; never freed, like the executor that owns the thread. The
+ * transfers around each partition's kernel (page table up, fault header reset, fault header
+ * down) then are DMA that needs no host thread; from pageable memory the driver stages them,
+ * and the device idled 0.2-0.26 ms between consecutive partitions (H200, MatrixMul trace) even
+ * with the next kernel already enqueued. Pinning per launch cost about 0.9 ms (saxpy, 10
+ * resident paged launches). Unpinned (no pin_host, or it fails) is correct, only slower.
+ * Fault log entries, read only after faults, stay in pageable memory (fault_host).
+ *
+ * The headers sit at fixed offsets in front of the page tables, whose size follows each
+ * launch's pages: a launch with fewer pages than the one before must find nothing of it at
+ * the places it reads from. (When the header's start value sat behind the page tables, a
+ * larger earlier launch's page table entries became the next launch's "zero" fault count:
+ * entries of earlier partitions were read as this run's faults, and this run's were lost or
+ * never looked at.) The start header is written again at every launch. */
 static _Thread_local struct {
     void *block;
     size_t bytes;
@@ -222,11 +236,13 @@ static _Thread_local struct {
     struct vast_pool *pool;
 } host_cache;
 
+#define HDR_BYTES 64 /* one header (16 bytes) per cache line */
+
 static cl_int host_tables(struct vast_paged *r)
 {
-    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63, hdr = 64;
+    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = (2 * (lpt_bytes + hdr) + hdr + page - 1) / page * page;
+    size_t bytes = (3 * HDR_BYTES + 2 * lpt_bytes + page - 1) / page * page;
     if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != r->pool) {
         if (host_cache.pin != NULL)
             host_cache.pool->ops->unpin_host(host_cache.pool->dev, host_cache.pin);
@@ -248,11 +264,14 @@ static cl_int host_tables(struct vast_paged *r)
         host_cache.pool = r->pool;
     }
     char *block = host_cache.block;
+    uint32_t *start = (uint32_t *)block;
+    memset(start, 0, HDR_BYTES);
+    start[1] = FAULT_CAPACITY;
+    r->hdr_start = start;
     for (int s = 0; s < 2; s++) {
-        r->lpt_host[s] = (uint32_t *)(block + s * (lpt_bytes + hdr));
-        r->fault_hdr[s] = (uint32_t *)(block + s * (lpt_bytes + hdr) + lpt_bytes);
+        r->fault_hdr[s] = (uint32_t *)(block + (1 + s) * HDR_BYTES);
+        r->lpt_host[s] = (uint32_t *)(block + 3 * HDR_BYTES + s * lpt_bytes);
     }
-    r->zero_host = (const uint32_t *)(block + 2 * (lpt_bytes + hdr));
     return CL_SUCCESS;
 }
 
@@ -419,10 +438,8 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
         r->lpt[s] = real_buffer(r, r->pages * sizeof(uint32_t), NULL, &err);
     if (err == CL_SUCCESS)
         r->scratch = real_buffer(r, TRANSLATE_SCRATCH_PAGES * pool->page_size, zeros, &err);
-    for (int s = 0; s < 2 && err == CL_SUCCESS; s++) {
-        r->fault_host[s][1] = FAULT_CAPACITY;
-        r->faults[s] = real_buffer(r, FAULT_WORDS * 4, r->fault_host[s], &err);
-    }
+    for (int s = 0; s < 2 && err == CL_SUCCESS; s++) /* each run writes its header first (hdr_start) */
+        r->faults[s] = real_buffer(r, FAULT_WORDS * 4, NULL, &err);
     free(zeros);
     if (err == CL_SUCCESS)
         err = vast_paged_set_args(r, r->pk);
@@ -481,7 +498,7 @@ void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_
 
 /* ---- one partition ---- */
 
-/* Upload the LPT of `slot`, clear the slot's fault count, run work-groups [first, end), read
+/* Upload the LPT of `slot`, reset the slot's fault log header, run work-groups [first, end), read
  * the fault log header; *kev is the kernel's event, *fev the header read's. Each slot has its
  * own page table and fault log, so that a partition can be enqueued behind the previous one
  * while that one's log is still to be read. */
@@ -494,8 +511,8 @@ static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, si
     cl_int err = r->d->clEnqueueWriteBuffer(q, r->lpt[slot], CL_FALSE, 0, r->pages * sizeof(uint32_t),
                                             r->lpt_host[slot], 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = r->d->clEnqueueWriteBuffer(q, r->faults[slot], CL_FALSE, 0, sizeof *r->zero_host, r->zero_host, 0,
-                                         NULL, NULL);
+        err = r->d->clEnqueueWriteBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
+                                         r->hdr_start, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(r->pk, r->cmd->num_args, sizeof(cl_mem), &r->lpt[slot]);
     if (err == CL_SUCCESS)
@@ -559,35 +576,64 @@ static const struct vast_varg *varg_of(const struct vast_paged *r, uint64_t vp)
     return NULL;
 }
 
-/* Read the fault log; the pages it names that belong to a buffer and are not in `set` go into
- * `add` (a zeroed bytemap); returns how many, and the faulted work-group range. */
-static size_t collect_faults(struct vast_paged *r, int slot, const uint8_t *set, uint8_t *add, size_t *wg_lo,
-                             size_t *wg_hi, bool *overflow, cl_int *err)
+/* What the fault log of one run over work-groups [first, end) says. */
+struct fault_scan {
+    uint32_t count;        /* faults the run counted */
+    size_t added;          /* pages of buffers the partition lacks (marked in `add`) */
+    size_t wg_lo, wg_hi;   /* the work-groups that logged them */
+    bool overflow;         /* more faults than entries: every work-group runs again */
+    const char *bad;       /* NULL, or why the log cannot be used: the launch fails */
+    size_t bad_wg;         /* ... the entry that says so */
+    uint64_t bad_vp;
+};
+
+static void scan_bad(struct fault_scan *fs, const char *why, size_t wg, uint64_t vp)
 {
-    uint32_t *log = r->fault_host[slot];
-    uint32_t count = r->fault_hdr[slot][0];
-    uint32_t n = count < FAULT_CAPACITY ? count : FAULT_CAPACITY;
-    *overflow = count > FAULT_CAPACITY;
-    *err = r->d->clEnqueueReadBuffer(r->sq[slot], r->faults[slot], CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
-                                     (size_t)n * TRANSLATE_FAULT_ENTRY_WORDS * 4, log + TRANSLATE_FAULT_LOG_HEADER_WORDS,
-                                     0, NULL, NULL);
-    size_t added = 0;
-    *wg_lo = SIZE_MAX;
-    *wg_hi = 0;
-    for (uint32_t k = 0; *err == CL_SUCCESS && k < n; k++) {
-        const uint32_t *e = log + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
-        uint64_t vp = e[1] | (uint64_t)e[2] << 32;
-        if (e[0] < *wg_lo)
-            *wg_lo = e[0];
-        if ((size_t)e[0] + 1 > *wg_hi)
-            *wg_hi = (size_t)e[0] + 1;
-        if (varg_of(r, vp) == NULL || set[vp] || add[vp])
-            continue;
-        add[vp] = 1;
-        added++;
+    if (fs->bad == NULL) {
+        fs->bad = why;
+        fs->bad_wg = wg;
+        fs->bad_vp = vp;
     }
-    r->c.faults += count;
-    return added;
+}
+
+/* Read the fault log of `slot`. Every entry must name a work-group of the run and a page of a
+ * buffer that the partition lacks: a page outside every buffer is an access out of bounds,
+ * anything else is a record that this run did not write. Either way the faulted work-groups'
+ * later stores were dropped, so the caller fails the launch rather than report success. */
+static cl_int collect_faults(struct vast_paged *r, int slot, const uint8_t *set, size_t first, size_t end,
+                             uint8_t *add, struct fault_scan *fs)
+{
+    const uint32_t *hdr = r->fault_hdr[slot];
+    uint32_t *log = r->fault_host[slot];
+    *fs = (struct fault_scan){.count = hdr[0], .wg_lo = SIZE_MAX, .overflow = hdr[0] > FAULT_CAPACITY};
+    r->c.faults += fs->count;
+    if (hdr[1] != FAULT_CAPACITY || hdr[2] != 0 || hdr[3] != 0) {
+        scan_bad(fs, "its header is not the one the run started from", first, 0);
+        return CL_SUCCESS;
+    }
+    uint32_t n = fs->overflow ? FAULT_CAPACITY : fs->count;
+    cl_int err = r->d->clEnqueueReadBuffer(r->sq[slot], r->faults[slot], CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
+                                           (size_t)n * TRANSLATE_FAULT_ENTRY_WORDS * 4,
+                                           log + TRANSLATE_FAULT_LOG_HEADER_WORDS, 0, NULL, NULL);
+    for (uint32_t k = 0; err == CL_SUCCESS && k < n; k++) {
+        const uint32_t *e = log + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
+        size_t wg = first + (uint32_t)(e[0] - (uint32_t)first); /* logged modulo 2^32 */
+        uint64_t vp = e[1] | (uint64_t)e[2] << 32;
+        if (wg >= end || (e[3] != 1 && e[3] != 2)) {
+            scan_bad(fs, "an entry names no work-group of the run", wg, vp);
+        } else if (varg_of(r, vp) == NULL) {
+            scan_bad(fs, vp == 0 ? "below its first buffer argument (out of bounds)"
+                                 : "outside its buffer arguments (out of bounds)", wg, vp);
+        } else if (set[vp]) {
+            scan_bad(fs, "an entry names a page the partition holds", wg, vp);
+        } else {
+            fs->wg_lo = wg < fs->wg_lo ? wg : fs->wg_lo;
+            fs->wg_hi = wg + 1 > fs->wg_hi ? wg + 1 : fs->wg_hi;
+            fs->added += !add[vp];
+            add[vp] = 1;
+        }
+    }
+    return err;
 }
 
 static void add_to_sticky(struct vast_paged *r, const uint8_t *add)
@@ -599,9 +645,10 @@ static void add_to_sticky(struct vast_paged *r, const uint8_t *add)
         }
 }
 
-/* Faults of the partition's run: load the missing pages and say which work-groups to run
- * again (*again), or that the partition with its faulted pages no longer fits and must be
- * split (*split; its writable pages restored first when it is not safe to re-execute). */
+/* Faults of the partition's run over [*first, *end): load the missing pages and say which
+ * work-groups to run again (*again, *first, *end), or that the partition with its faulted
+ * pages no longer fits and must be split (*split; its writable pages restored first when it
+ * is not safe to re-execute). A log that cannot be used fails the launch, loudly. */
 static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int slot, size_t *first, size_t *end,
                             bool *again, bool *split)
 {
@@ -611,42 +658,42 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     uint32_t *lpt = r->lpt_host[slot];
     uint8_t *add = calloc(r->pages, 1);
     VAST_RETURN_IF(add == NULL, CL_OUT_OF_HOST_MEMORY, "fault set");
-    size_t lo, hi;
-    bool overflow;
-    cl_int err;
-    size_t n = collect_faults(r, slot, p->set, add, &lo, &hi, &overflow, &err);
-    if (err == CL_SUCCESS && n == 0 && !r->oob_warned) {
-        r->oob_warned = true;
-        vast_warn("kernel '%s' accessed pages outside its buffers (out of bounds): those loads read 0 and the "
-                  "work-groups' later stores were dropped",
-                  r->cmd->kernel->name);
+    struct fault_scan fs;
+    cl_int err = collect_faults(r, slot, p->set, *first, *end, add, &fs);
+    size_t n = fs.added;
+    if (err == CL_SUCCESS && fs.bad != NULL) {
+        vast_error("kernel '%s': work-group %zu faulted on virtual page %llu, %s (%u faults in the run): the "
+                   "work-group's stores after that were dropped, so the launch fails",
+                   r->cmd->kernel->name, fs.bad_wg, (unsigned long long)fs.bad_vp, fs.bad, fs.count);
+        err = CL_OUT_OF_RESOURCES;
     }
-    if (err == CL_SUCCESS && n > 0)
+    if (err == CL_SUCCESS)
         add_to_sticky(r, add);
     bool fits = p->count + n <= r->pool->nframes;
-    if (err == CL_SUCCESS && n > 0 && !fits && p->end - p->first < 2) {
+    if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0) { /* else split: own pages only */
         vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
                    "(VAST_DEVICE_MEMORY)",
                    r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
         err = CL_OUT_OF_RESOURCES;
     }
-    if (err == CL_SUCCESS && n > 0 && r->needs_restore) {
+    if (err == CL_SUCCESS && r->needs_restore) {
         err = for_each_run(r, p->set, run_restore, lpt) == 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
         if (err == CL_SUCCESS)
             err = r->d->clFinish(r->rq); /* restored before the frames may be unpinned */
     }
-    if (err == CL_SUCCESS && n > 0 && !fits) {
+    if (err == CL_SUCCESS && !fits) {
         *split = true;
-    } else if (err == CL_SUCCESS && n > 0) {
+    } else if (err == CL_SUCCESS) {
         err = pin_set(r, add, lpt, false);
         for (size_t vp = 0; err == CL_SUCCESS && vp < r->pages; vp++)
             p->set[vp] |= add[vp];
         p->count += err == CL_SUCCESS ? n : 0;
-        *first = p->first;
-        *end = p->end;
-        if (!overflow && !r->needs_restore) { /* safe to re-execute: only the faulted work-groups again */
-            *first = lo;
-            *end = hi;
+        if (fs.overflow || r->needs_restore) { /* every work-group again */
+            *first = p->first;
+            *end = p->end;
+        } else { /* safe to re-execute: only the faulted work-groups again */
+            *first = fs.wg_lo;
+            *end = fs.wg_hi;
         }
         *again = err == CL_SUCCESS;
     }
@@ -655,15 +702,18 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     return err;
 }
 
-/* Sticky pages join a partition when they fit beside it. */
+/* Sticky pages join a partition when they fit beside it. They are counted: a work-group
+ * that does not fit the budget beside them runs again with its own pages only, before it may
+ * be refused (handle_faults, split_partition). */
 static void add_sticky(struct vast_paged *r, struct vast_partition *p)
 {
-    if (r->nsticky == 0 || p->count + r->nsticky > r->pool->nframes / 4 * 3)
+    if (p->own_only || r->nsticky == 0 || p->count + r->nsticky > r->pool->nframes / 4 * 3)
         return;
     for (size_t vp = 0; vp < r->pages; vp++)
         if (r->sticky[vp] && !p->set[vp]) {
             p->set[vp] = 1;
             p->count++;
+            p->sticky++;
         }
 }
 
@@ -688,12 +738,13 @@ static cl_int prepare_partition(struct vast_paged *r, struct vast_partition *p, 
     return err;
 }
 
-/* Enqueue a run of f's partition (its first, or a retry from settle). */
-static cl_int enqueue_flight(struct vast_paged *r, struct flight *f)
+/* Enqueue a run of work-groups [first, end) of f's partition (all of them at first, the
+ * faulted ones in a retry from settle). */
+static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t first, size_t end)
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
-    cl_int err = enqueue_partition(r, f->slot, f->p->first, f->p->end, &f->kev, &f->fev);
+    cl_int err = enqueue_partition(r, f->slot, first, end, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
         cl_event ev[2] = {f->kev, f->fev};
         for (int i = 0; i < 2; i++)
@@ -730,7 +781,7 @@ static cl_int settle(struct vast_paged *r, struct vast_partition *p, int slot, b
             break;
         }
         struct flight f = {p, slot, NULL, NULL, 0};
-        err = enqueue_flight(r, &f);
+        err = enqueue_flight(r, &f, first, end);
         if (err == CL_SUCCESS)
             err = wait_partition(r, f.kev, f.fev, f.enqueued);
     }
@@ -780,19 +831,21 @@ static cl_int land_behind(struct vast_paged *r, struct flight *q, struct flight 
     return err;
 }
 
-/* Split p in two halves with their own page sets (inspected again), pushed on the stack. */
+/* Split p in two halves with their own page sets (inspected again), pushed on the stack; a
+ * single work-group is pushed again alone, with its own pages only. */
 static cl_int split_partition(struct vast_paged *r, const struct vast_partition *p, struct vast_partition **stack,
                               size_t *depth)
 {
-    size_t mid = p->first + (p->end - p->first) / 2;
+    bool alone = p->end - p->first < 2;
+    size_t mid = alone ? p->end : p->first + (p->end - p->first) / 2;
     VAST_RETURN_IF(*depth + 2 > SPLIT_DEPTH, CL_OUT_OF_RESOURCES, "kernel '%s': partitions split too often",
                    r->cmd->kernel->name);
     struct vast_partition *h = calloc(2, sizeof *h);
     VAST_RETURN_IF(h == NULL, CL_OUT_OF_HOST_MEMORY, "split");
-    h[0] = (struct vast_partition){p->first, mid, NULL, 0};
-    h[1] = (struct vast_partition){mid, p->end, NULL, 0};
+    h[0] = (struct vast_partition){p->first, mid, NULL, 0, 0, alone};
+    h[1] = (struct vast_partition){mid, p->end, NULL, 0, 0, false};
     cl_int err = CL_SUCCESS;
-    for (int k = 0; k < 2 && err == CL_SUCCESS; k++) {
+    for (int k = 0; k < 2 - alone && err == CL_SUCCESS; k++) {
         h[k].set = calloc(r->pages, 1);
         err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY : vast_partition_inspect(r, h[k].first, h[k].end, h[k].set);
         h[k].count = h[k].set ? vast_set_count(h[k].set, r->pages) : 0;
@@ -803,7 +856,8 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
         free(h);
         return err;
     }
-    stack[(*depth)++] = &h[1]; /* h[0] runs first; h owns both (freed with h[0]) */
+    if (!alone)
+        stack[(*depth)++] = &h[1]; /* h[0] runs first; h owns both (freed with h[0]) */
     stack[(*depth)++] = &h[0];
     return CL_SUCCESS;
 }
@@ -879,7 +933,7 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
                 err = prepare_partition(r, p, cur.slot, false);
         }
         bool cur_landed = err != CL_SUCCESS;
-        if (err == CL_SUCCESS && (err = enqueue_flight(r, &cur)) != CL_SUCCESS) {
+        if (err == CL_SUCCESS && (err = enqueue_flight(r, &cur, p->first, p->end)) != CL_SUCCESS) {
             release_partition(r, p);
             cur_landed = true;
         }

@@ -392,7 +392,7 @@ static cl_int plan_emit(struct plan *pl, size_t end, size_t pages)
         pl->parts = grown;
         pl->capacity = cap;
     }
-    pl->parts[pl->n++] = (struct vast_partition){pl->open, end, pl->set, pl->count};
+    pl->parts[pl->n++] = (struct vast_partition){.first = pl->open, .end = end, .set = pl->set, .count = pl->count};
     pl->prev = pl->set;
     pl->prev_count = pl->count;
     pl->open = end;
