@@ -155,8 +155,7 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     cl_uint status[4] = {0, 0, 0, 0};
     cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
     cl_ulong4 pascfg = {{w, INSPECTOR_STEP_BUDGET, base, 0}};
-    size_t off[3], gl[3], bytes = nrows * r->pages;
-    vast_paged_slab(r, first, end, off, gl);
+    size_t bytes = nrows * r->pages;
     cl_uint n = r->cmd->num_args;
     cl_int err = r->d->clEnqueueFillBuffer(r->rq, in->pas, &zero, 1, 0, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS)
@@ -166,7 +165,7 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(in->ik, n + 6, sizeof pascfg, &pascfg);
     if (err == CL_SUCCESS)
-        err = r->d->clEnqueueNDRangeKernel(r->rq, in->ik, r->cmd->sh.dims, off, gl, r->local, 0, NULL, NULL);
+        err = vast_paged_enqueue(r, r->rq, in->ik, n + 7, first, end, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->status, CL_FALSE, 0, sizeof status, status, 0, NULL, NULL);
     if (err == CL_SUCCESS)

@@ -634,9 +634,10 @@ static void note_pointer_use(struct walk *w, CXCursor arg, unsigned use)
 
 static void rewrite_builtin_call(struct walk *w, struct tr_frame *f, const char *name)
 {
-    static const char *geometry[] = {"get_group_id", "get_num_groups", "get_global_size",
-                                     "get_global_offset"};
-    for (size_t i = 0; i < 4; i++)
+    static const char *geometry[] = {"get_group_id",     "get_num_groups", "get_global_size",
+                                     "get_global_offset", "get_global_id",  "get_local_id",
+                                     "get_local_size"};
+    for (size_t i = 0; i < sizeof geometry / sizeof *geometry; i++)
         if (!strcmp(name, geometry[i])) {
             char to[64];
             snprintf(to, sizeof to, "vast_%s", name);
