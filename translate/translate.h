@@ -216,6 +216,8 @@ struct translate_kernel {
     int uses_global_atomics;
     int may_be_non_idempotent;     /* a buffer read and written, compound/++ or atomics */
     int data_dependent_addresses;  /* an address depends on loaded data: faults possible */
+    int work_group_bound;          /* its work-items meet (barriers, __local memory, work-group
+                                      builtins): a work-group cannot run in slices (vast_slab) */
     struct translate_affine *affine; /* host page sets (above); NULL: run the inspector */
 };
 
