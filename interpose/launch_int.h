@@ -102,7 +102,8 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
 void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4 *goff);
 /* Enqueue translated kernel k (paged or inspector; its vast_slab is argument slab_arg) over the
  * slab of the NDRange covering flat work-groups [first, end), with no global work offset and
- * in launches below 2^31 work-items per dimension; *kev (NULL: none): the last one's event. */
+ * in launches below 2^31 work-items per dimension; *kev (kev NULL: none) is the launch's event
+ * when it took one launch, else NULL (the caller times it on the host). */
 cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
                           size_t end, cl_event *kev);
 size_t vast_set_count(const uint8_t *set, size_t n);

@@ -473,6 +473,8 @@ uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count)
 cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
                           size_t end, cl_event *kev)
 {
+    if (kev != NULL)
+        *kev = NULL;
     cl_uint last = r->cmd->sh.dims - 1;
     size_t row = 1; /* work-groups per index of the slowest dimension */
     for (cl_uint i = 0; i < last; i++)
@@ -491,16 +493,16 @@ cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_ker
             for (g[0] = lo[0]; g[0] < hi[0]; g[0] += step[0]) {
                 cl_ulong4 slab = {{g[0], g[1], g[2], r->slices}};
                 size_t global[3];
-                bool final = true;
+                bool only = true; /* the slab's one launch */
                 for (cl_uint i = 0; i < 3; i++) {
                     size_t n = hi[i] - g[i] < step[i] ? hi[i] - g[i] : step[i];
                     global[i] = n * r->local[i];
-                    final &= g[i] + n == hi[i];
+                    only &= g[i] == lo[i] && g[i] + n == hi[i];
                 }
                 err = r->d->clSetKernelArg(k, slab_arg, sizeof slab, &slab);
                 if (err == CL_SUCCESS)
                     err = r->d->clEnqueueNDRangeKernel(q, k, last + 1, NULL, global, r->local, 0, NULL,
-                                                       final ? kev : NULL);
+                                                       only ? kev : NULL);
                 if (err != CL_SUCCESS)
                     return err;
             }
@@ -558,13 +560,14 @@ static cl_int wait_partition(struct vast_paged *r, cl_event kev, cl_event fev, u
 {
     cl_int err = r->d->clWaitForEvents(1, &fev);
     uint64_t t1 = vast_now_ns(), t0 = enqueued;
-    if (r->profiling)
+    if (r->profiling && kev != NULL) /* NULL: several launches, timed by the host */
         vast_kernel_span(r->d, kev, enqueued, &t0, &t1);
     uint64_t from = t0 > r->kernel_end ? t0 : r->kernel_end;
     r->c.kernel_ns += t1 > from ? t1 - from : 0;
     r->kernel_end = t1 > r->kernel_end ? t1 : r->kernel_end;
     vast_trace_span(VAST_TRACK_KERNEL, r->cmd->kernel->name, t0, t1, "partition");
-    r->d->clReleaseEvent(kev);
+    if (kev != NULL)
+        r->d->clReleaseEvent(kev);
     r->d->clReleaseEvent(fev);
     return err;
 }
@@ -602,11 +605,11 @@ static size_t collect_faults(struct vast_paged *r, int slot, const uint8_t *set,
     *wg_hi = 0;
     for (uint32_t k = 0; *err == CL_SUCCESS && k < n; k++) {
         const uint32_t *e = log + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
-        uint64_t vp = e[1] | (uint64_t)e[2] << 32;
-        if (e[0] < *wg_lo)
-            *wg_lo = e[0];
-        if ((size_t)e[0] + 1 > *wg_hi)
-            *wg_hi = (size_t)e[0] + 1;
+        uint64_t vp = e[1] | (uint64_t)e[2] << 32, wg = e[0] | (uint64_t)(e[3] >> 2) << 32;
+        if (wg < *wg_lo)
+            *wg_lo = wg;
+        if (wg + 1 > *wg_hi)
+            *wg_hi = wg + 1;
         if (varg_of(r, vp) == NULL || set[vp] || add[vp])
             continue;
         add[vp] = 1;

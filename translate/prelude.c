@@ -82,7 +82,7 @@ static const char paged_prelude[] =
     "< 0xffffffffu && atomic_xchg(&cx->last_fault, (uint)vp) == (uint)vp) return; uint k = "
     "atomic_inc(cx->faults); if (k < cx->faults[1]) { __global uint *e = cx->faults + 4 + "
     "4 * (ulong)k; e[0] = (uint)cx->flat; e[1] = (uint)vp; e[2] = (uint)(vp >> 32); e[3] "
-    "= kind; } }\n"
+    "= kind | (uint)(cx->flat >> 32) << 2; } }\n"
     TR_CONSTANTS
     "__global uchar *vast_frame_k(ulong va, __global const uint *lpt, __global uchar *p0, "
     "__global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __global "

@@ -52,7 +52,8 @@
  * barrier that all work-items reach, before the guard.
  * Fault log (uint words): [0] count (atomic; may exceed capacity = overflow: rerun the
  * whole range), [1] capacity in entries (runtime sets), [2..3] 0; entry k at 4+4k:
- * {flat work-group id, virtual page low 32, virtual page high 32, 1 = read / 2 = write}.
+ * {flat work-group id low 32, virtual page low 32, virtual page high 32, bits 1..0: 1 = read /
+ * 2 = write, bits 31..2: flat work-group id bits 61..32}.
  *
  * Inspector kernel:
  *   __global uchar *vast_pas           PAS: uchar[rows][pas_pages]; chunk = flat work-group

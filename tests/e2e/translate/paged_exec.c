@@ -371,9 +371,16 @@ static int check_inspector(cl_program paged, cl_program insp, const struct run *
         struct paged_out o = {0};
         run_paged(paged, r, LPT_EMPTY, &l, 1, 1, &o);
         memset(trace, 0, pages);
-        for (uint32_t e = 0; e < o.nfaults && e < LOG_CAP; e++)
-            if (o.log[4 + 4 * e + 1] < pages)
-                trace[o.log[4 + 4 * e + 1]] = 1;
+        for (uint32_t e = 0; e < o.nfaults && e < LOG_CAP; e++) {
+            const uint32_t *en = o.log + 4 + 4 * e;
+            uint64_t wg = en[0] | (uint64_t)(en[3] >> 2) << 32; /* translate.h: fault log entry */
+            if (wg != probe[t] || (en[3] & 3) == 0 || (en[3] & 3) == 3)
+                bad = fprintf(stderr, "  %s: fault entry %u names work-group %llu (kind %u), ran %llu\n",
+                              r->kc->name, e, (unsigned long long)wg, en[3] & 3,
+                              (unsigned long long)probe[t]);
+            if (en[1] < pages)
+                trace[en[1]] = 1;
+        }
         if (o.nfaults > LOG_CAP)
             bad = fprintf(stderr, "  %s: fault log overflow\n", r->kc->name);
         const unsigned char *row = pas + probe[t] * pages;
