@@ -487,10 +487,10 @@ static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first,
         if (w == 1) {
             in->group_over = true;
             if (!can_slice(r))
-                vast_error("kernel '%s': work-group %zu alone touches %zu pages (%zu KiB) but the device budget "
+                vast_error("kernel '%s': %s %zu alone touches %zu pages (%zu KiB) but the device budget "
                            "(VAST_DEVICE_MEMORY) holds %zu (%zu KiB): it cannot run partitioned%s",
-                           r->cmd->kernel->name, g0, add, add * r->pool->page_size >> 10, pl->nframes,
-                           pl->nframes * r->pool->page_size >> 10,
+                           r->cmd->kernel->name, r->slices != 0 ? "the one work-item of real work-group" : "work-group", g0, add,
+                           add * r->pool->page_size >> 10, pl->nframes, pl->nframes * r->pool->page_size >> 10,
                            r->tk->work_group_bound ? " (its work-items meet: barriers or __local memory)" : "");
             err = CL_OUT_OF_RESOURCES;
             break;
