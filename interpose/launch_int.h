@@ -74,6 +74,7 @@ struct vast_paged {
     size_t pages;                     /* virtual pages, page 0 included */
     uint64_t *arg_va;                 /* per kernel argument: its virtual address, 0 if none */
     size_t local[3], groups[3], total_groups;
+    cl_ulong slices;                  /* vast_slab.s3: real work-groups per original one (0: 1) */
     cl_mem lpt[2], scratch, faults[2]; /* page table and fault log per pipeline slot */
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
     uint32_t *lpt_host[2];            /* pinned, kept by the thread (paged.c, host_tables) */
@@ -111,8 +112,12 @@ uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count);
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
 /* The original NDRange as the ABI's vast_gsize and vast_goff (paged and inspector kernels). */
 void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4 *goff);
-/* The slab of the original NDRange covering flat work-groups [first, end). */
-void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3]);
+/* Enqueue translated kernel k (paged or inspector; its vast_slab is argument slab_arg) over the
+ * slab of the NDRange covering flat work-groups [first, end), with no global work offset and
+ * in launches below 2^31 work-items per dimension; *kev (kev NULL: none) is the launch's event
+ * when it took one launch, else NULL (the caller times it on the host). */
+cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
+                          size_t end, cl_event *kev);
 size_t vast_set_count(const uint8_t *set, size_t n);
 /* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
  * (vast_now_ns()); false, leaving *t0 and *t1 alone, when the queue does not profile. */

@@ -480,20 +480,49 @@ uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count)
     return set;
 }
 
-void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_t offset[3], size_t global[3])
+/* Drivers keep only 32 bits of a launch's offsets (NVIDIA: signed; 2^31 arrives as 2^64 - 2^31)
+ * and ids, so the real launches of translated kernels have no global work offset and stay below
+ * 2^31 work-items per dimension; the kernel adds the first work-group of its slab (translate.h,
+ * vast_slab) and computes ids in 64 bits. */
+#define REAL_MAX_ITEMS (((size_t)1 << 31) - 1)
+
+cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
+                          size_t end, cl_event *kev)
 {
-    const struct launch_shape *sh = &r->cmd->sh;
-    cl_uint last = sh->dims - 1;
+    if (kev != NULL)
+        *kev = NULL;
+    cl_uint last = r->cmd->sh.dims - 1;
     size_t row = 1; /* work-groups per index of the slowest dimension */
     for (cl_uint i = 0; i < last; i++)
         row *= r->groups[i];
-    size_t a = first / row, b = (end + row - 1) / row;
+    size_t lo[3] = {0, 0, 0}, hi[3], step[3];
     for (cl_uint i = 0; i < 3; i++) {
-        offset[i] = sh->offset[i];
-        global[i] = sh->global[i];
+        hi[i] = r->groups[i];
+        step[i] = REAL_MAX_ITEMS / r->local[i];
     }
-    offset[last] += a * r->local[last];
-    global[last] = (b - a) * r->local[last];
+    lo[last] = first / row;
+    hi[last] = (end + row - 1) / row;
+    cl_int err = CL_SUCCESS;
+    size_t g[3];
+    for (g[2] = lo[2]; g[2] < hi[2]; g[2] += step[2])
+        for (g[1] = lo[1]; g[1] < hi[1]; g[1] += step[1])
+            for (g[0] = lo[0]; g[0] < hi[0]; g[0] += step[0]) {
+                cl_ulong4 slab = {{g[0], g[1], g[2], r->slices}};
+                size_t global[3];
+                bool only = true; /* the slab's one launch */
+                for (cl_uint i = 0; i < 3; i++) {
+                    size_t n = hi[i] - g[i] < step[i] ? hi[i] - g[i] : step[i];
+                    global[i] = n * r->local[i];
+                    only &= g[i] == lo[i] && g[i] + n == hi[i];
+                }
+                err = r->d->clSetKernelArg(k, slab_arg, sizeof slab, &slab);
+                if (err == CL_SUCCESS)
+                    err = r->d->clEnqueueNDRangeKernel(q, k, last + 1, NULL, global, r->local, 0, NULL,
+                                                       only ? kev : NULL);
+                if (err != CL_SUCCESS)
+                    return err;
+            }
+    return err;
 }
 
 /* ---- one partition ---- */
@@ -505,8 +534,6 @@ void vast_paged_slab(const struct vast_paged *r, size_t first, size_t end, size_
 static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, size_t end, cl_event *kev, cl_event *fev)
 {
     cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
-    size_t off[3], gl[3];
-    vast_paged_slab(r, first, end, off, gl);
     cl_command_queue q = r->sq[slot];
     cl_int err = r->d->clEnqueueWriteBuffer(q, r->lpt[slot], CL_FALSE, 0, r->pages * sizeof(uint32_t),
                                             r->lpt_host[slot], 0, NULL, NULL);
@@ -521,7 +548,7 @@ static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, si
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(r->pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 4, sizeof cfg, &cfg);
     if (err == CL_SUCCESS)
-        err = r->d->clEnqueueNDRangeKernel(q, r->pk, r->cmd->sh.dims, off, gl, r->local, 0, NULL, kev);
+        err = vast_paged_enqueue(r, q, r->pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 5, first, end, kev);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
                                         r->fault_hdr[slot], 0, NULL, fev);
@@ -549,13 +576,14 @@ static cl_int wait_partition(struct vast_paged *r, cl_event kev, cl_event fev, u
 {
     cl_int err = r->d->clWaitForEvents(1, &fev);
     uint64_t t1 = vast_now_ns(), t0 = enqueued;
-    if (r->profiling)
+    if (r->profiling && kev != NULL) /* NULL: several launches, timed by the host */
         vast_kernel_span(r->d, kev, enqueued, &t0, &t1);
     uint64_t from = t0 > r->kernel_end ? t0 : r->kernel_end;
     r->c.kernel_ns += t1 > from ? t1 - from : 0;
     r->kernel_end = t1 > r->kernel_end ? t1 : r->kernel_end;
     vast_trace_span(VAST_TRACK_KERNEL, r->cmd->kernel->name, t0, t1, "partition");
-    r->d->clReleaseEvent(kev);
+    if (kev != NULL)
+        r->d->clReleaseEvent(kev);
     r->d->clReleaseEvent(fev);
     return err;
 }
@@ -617,9 +645,10 @@ static cl_int collect_faults(struct vast_paged *r, int slot, const uint8_t *set,
                                            log + TRANSLATE_FAULT_LOG_HEADER_WORDS, 0, NULL, NULL);
     for (uint32_t k = 0; err == CL_SUCCESS && k < n; k++) {
         const uint32_t *e = log + TRANSLATE_FAULT_LOG_HEADER_WORDS + k * TRANSLATE_FAULT_ENTRY_WORDS;
-        size_t wg = first + (uint32_t)(e[0] - (uint32_t)first); /* logged modulo 2^32 */
+        /* word 3: the kind in bits 1..0, bits 61..32 of the work-group above them (translate.h) */
+        size_t wg = e[0] | (uint64_t)(e[3] >> 2) << 32, kind = e[3] & 3;
         uint64_t vp = e[1] | (uint64_t)e[2] << 32;
-        if (wg >= end || (e[3] != 1 && e[3] != 2)) {
+        if (wg < first || wg >= end || (kind != 1 && kind != 2)) {
             scan_bad(fs, "an entry names no work-group of the run", wg, vp);
         } else if (varg_of(r, vp) == NULL) {
             scan_bad(fs, vp == 0 ? "below its first buffer argument (out of bounds)"

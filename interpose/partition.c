@@ -9,8 +9,10 @@
  * the next partition loads under this one's kernel; pages shared by consecutive partitions
  * count once). A chunk that does not fit is "too coarse": its work-groups are inspected again
  * in chunks 16 times smaller, down to single work-groups; a work-group that alone exceeds the
- * whole budget cannot run and the launch fails before any kernel ran, so the application's
- * buffers are untouched.
+ * whole budget runs in slices when its work-items are independent (no barriers, no __local
+ * memory: translate.h, vast_slab; the real local size shrinks by prime factors and the plan is
+ * made again), else the launch fails before any kernel ran, so the application's buffers are
+ * untouched.
  *
  * The inspector runs over windows of at most PAS_WINDOW_BYTES of rows (translate.h: the
  * window's first chunk is vast_pascfg.s2), so the PAS memory is bounded whatever the number
@@ -53,6 +55,7 @@ struct vast_inspect {
     bool host;      /* rows from the kernel's affine description (host_window) */
     bool device_ok; /* the inspector kernel and its buffers are set up (device_open) */
     bool host_over; /* a work-group's host set alone exceeded the budget */
+    bool group_over; /* a work-group's exact set alone exceeded the budget (slices may help) */
     cl_kernel ik;
     cl_mem pas, status;
     size_t max_rows;
@@ -128,7 +131,8 @@ static cl_int inspect_open(struct vast_inspect *in, struct vast_paged *r)
     in->rows = malloc(in->max_rows * r->pages);
     VAST_RETURN_IF(in->rows == NULL, CL_OUT_OF_HOST_MEMORY, "PAS window");
     enum inspect_mode mode = inspect_mode();
-    in->host = mode != INSPECT_DEVICE && r->tk != NULL && r->tk->affine != NULL;
+    /* Host sets describe whole work-groups (ids by the original local size), not slices. */
+    in->host = mode != INSPECT_DEVICE && r->tk != NULL && r->tk->affine != NULL && r->slices == 0;
     return in->host && mode == INSPECT_AUTO ? CL_SUCCESS : device_open(in);
 }
 
@@ -155,8 +159,7 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     cl_uint status[4] = {0, 0, 0, 0};
     cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
     cl_ulong4 pascfg = {{w, INSPECTOR_STEP_BUDGET, base, 0}};
-    size_t off[3], gl[3], bytes = nrows * r->pages;
-    vast_paged_slab(r, first, end, off, gl);
+    size_t bytes = nrows * r->pages;
     cl_uint n = r->cmd->num_args;
     cl_int err = r->d->clEnqueueFillBuffer(r->rq, in->pas, &zero, 1, 0, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS)
@@ -166,7 +169,7 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(in->ik, n + 6, sizeof pascfg, &pascfg);
     if (err == CL_SUCCESS)
-        err = r->d->clEnqueueNDRangeKernel(r->rq, in->ik, r->cmd->sh.dims, off, gl, r->local, 0, NULL, NULL);
+        err = vast_paged_enqueue(r, r->rq, in->ik, n + 7, first, end, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->status, CL_FALSE, 0, sizeof status, status, 0, NULL, NULL);
     if (err == CL_SUCCESS)
@@ -409,6 +412,39 @@ static void plan_add(struct plan *pl, const uint8_t *row, size_t pages, size_t a
     pl->ucount += addu;
 }
 
+/* Whether the work-groups of this launch may run in smaller slices (translate.h, vast_slab):
+ * the kernel's work-items never meet (no barriers, no __local memory), it does not require its
+ * work-group size, and a work-group has more than one work-item. */
+static bool can_slice(const struct vast_paged *r)
+{
+    size_t reqd[3] = {0, 0, 0};
+    r->d->clGetKernelWorkGroupInfo(r->pk, r->dev->real, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof reqd, reqd, NULL);
+    return !r->tk->work_group_bound && reqd[0] == 0 && r->local[0] * r->local[1] * r->local[2] > 1;
+}
+
+/* Divides the largest dimension of the real local size by its smallest prime factor (slices
+ * stay divisors of the work-group) and counts the launch's real work-groups again. */
+static void slice_groups(struct vast_paged *r)
+{
+    unsigned d = 0;
+    for (unsigned i = 1; i < 3; i++)
+        if (r->local[i] > r->local[d])
+            d = i;
+    size_t p = 2;
+    while (r->local[d] % p != 0)
+        p++;
+    unsigned shift = 21 * d;
+    cl_ulong k = r->slices >> shift & 0x1fffff;
+    k = (k != 0 ? k : 1) * p;
+    r->slices = (r->slices & ~((cl_ulong)0x1fffff << shift)) | k << shift;
+    r->local[d] /= p;
+    r->total_groups = 1;
+    for (unsigned i = 0; i < 3; i++) {
+        r->groups[i] = r->cmd->sh.global[i] / r->local[i];
+        r->total_groups *= r->groups[i];
+    }
+}
+
 /* Algorithm 1 over work-groups [first, end) (first a multiple of w), continuing the open
  * partition. A chunk that does not fit is inspected again REFINE times finer; a single
  * work-group that does not fit beside its neighbours runs without overlap (its partition
@@ -449,10 +485,13 @@ static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first,
             break;
         }
         if (w == 1) {
-            vast_error("kernel '%s': work-group %zu alone touches %zu pages (%zu KiB) but the device budget "
-                       "(VAST_DEVICE_MEMORY) holds %zu (%zu KiB): it cannot run partitioned",
-                       r->cmd->kernel->name, g0, add, add * r->pool->page_size >> 10, pl->nframes,
-                       pl->nframes * r->pool->page_size >> 10);
+            in->group_over = true;
+            if (!can_slice(r))
+                vast_error("kernel '%s': %s %zu alone touches %zu pages (%zu KiB) but the device budget "
+                           "(VAST_DEVICE_MEMORY) holds %zu (%zu KiB): it cannot run partitioned%s",
+                           r->cmd->kernel->name, r->slices != 0 ? "the one work-item of real work-group" : "work-group", g0, add,
+                           add * r->pool->page_size >> 10, pl->nframes, pl->nframes * r->pool->page_size >> 10,
+                           r->tk->work_group_bound ? " (its work-items meet: barriers or __local memory)" : "");
             err = CL_OUT_OF_RESOURCES;
             break;
         }
@@ -589,6 +628,49 @@ static cl_int inspector_ready(struct vast_paged *r)
     return r->insp == NULL ? CL_OUT_OF_HOST_MEMORY : inspect_open(r->insp, r);
 }
 
+/* One plan for the launch's current work-group shape: rows of Eq. 1's size, from host sets, or
+ * from the inspector where host supersets put a work-group over the budget. On failure
+ * pl->parts is NULL. */
+static cl_int plan_once(struct vast_paged *r, struct plan *pl, size_t *w_out)
+{
+    *pl = (struct plan){.nframes = r->pool->nframes};
+    cl_int err = plan_open(pl, r->pages);
+    if (err == CL_SUCCESS)
+        err = inspector_ready(r);
+    /* Eq. 1: work-groups per PAS row = (MEMSIZE / 32) / (AllocSize / TOTAL_WORKGROUPS). */
+    double per_group = (double)(r->pages - 1) * r->pool->page_size / (double)r->total_groups;
+    double want = (double)r->pool->nframes * r->pool->page_size / 32.0 / (per_group > 0 ? per_group : 1);
+    size_t w = 1;
+    while ((double)w < want && w < r->total_groups)
+        w *= 2;
+    if (err == CL_SUCCESS)
+        err = plan_range(r->insp, pl, 0, r->total_groups, w, r->insp->rows);
+    if (err == CL_OUT_OF_RESOURCES && r->insp->host_over) { /* again with the inspector's exact sets */
+        vast_info("kernel '%s': a work-group's host page set exceeds the budget; running the inspector",
+                  r->cmd->kernel->name);
+        r->insp->host = r->insp->host_over = false;
+        free(pl->set);
+        free(pl->both);
+        vast_partitions_free(pl->parts, pl->n);
+        *pl = (struct plan){.nframes = r->pool->nframes};
+        err = plan_open(pl, r->pages);
+        if (err == CL_SUCCESS)
+            err = plan_range(r->insp, pl, 0, r->total_groups, w, r->insp->rows);
+    }
+    if (err == CL_SUCCESS && pl->open < r->total_groups)
+        err = plan_emit(pl, r->total_groups, r->pages);
+    free(pl->set);
+    free(pl->both);
+    pl->set = pl->both = NULL;
+    if (err != CL_SUCCESS) {
+        vast_partitions_free(pl->parts, pl->n);
+        pl->parts = NULL;
+        pl->n = 0;
+    }
+    *w_out = w;
+    return err;
+}
+
 cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
 {
     uint64_t t0 = vast_now_ns();
@@ -602,42 +684,21 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
                   "NDRange)", r->cmd->kernel->name, *nparts);
         return CL_SUCCESS;
     }
-    struct plan pl = {.nframes = r->pool->nframes};
-    cl_int err = plan_open(&pl, r->pages);
-    if (err == CL_SUCCESS)
-        err = inspector_ready(r);
-    /* Eq. 1: work-groups per PAS row = (MEMSIZE / 32) / (AllocSize / TOTAL_WORKGROUPS). */
-    double per_group = (double)(r->pages - 1) * r->pool->page_size / (double)r->total_groups;
-    double want = (double)r->pool->nframes * r->pool->page_size / 32.0 / (per_group > 0 ? per_group : 1);
+    struct plan pl;
     size_t w = 1;
-    while ((double)w < want && w < r->total_groups)
-        w *= 2;
-    if (err == CL_SUCCESS)
-        err = plan_range(r->insp, &pl, 0, r->total_groups, w, r->insp->rows);
-    if (err == CL_OUT_OF_RESOURCES && r->insp->host_over) { /* again with the inspector's exact sets */
-        vast_info("kernel '%s': a work-group's host page set exceeds the budget; running the inspector",
-                  r->cmd->kernel->name);
-        r->insp->host = r->insp->host_over = false;
-        free(pl.set);
-        free(pl.both);
-        vast_partitions_free(pl.parts, pl.n);
-        pl = (struct plan){.nframes = r->pool->nframes};
-        err = plan_open(&pl, r->pages);
-        if (err == CL_SUCCESS)
-            err = plan_range(r->insp, &pl, 0, r->total_groups, w, r->insp->rows);
+    cl_int err = plan_once(r, &pl, &w);
+    while (err == CL_OUT_OF_RESOURCES && r->insp != NULL && r->insp->group_over && can_slice(r)) {
+        slice_groups(r); /* independent work-items: run a work-group in slices */
+        vast_info("kernel '%s': a work-group alone exceeds the budget; its work-items are independent, so it "
+                  "runs in slices of %zu x %zu x %zu work-items", r->cmd->kernel->name, r->local[0], r->local[1],
+                  r->local[2]);
+        vast_partition_close(r);
+        err = plan_once(r, &pl, &w);
     }
-    if (err == CL_SUCCESS && pl.open < r->total_groups)
-        err = plan_emit(&pl, r->total_groups, r->pages);
-    free(pl.set);
-    free(pl.both);
-    if (err != CL_SUCCESS) {
-        vast_partitions_free(pl.parts, pl.n);
-        pl.parts = NULL;
-        pl.n = 0;
-        free(key);
-    } else if (key != NULL) {
+    if (err == CL_SUCCESS && key != NULL && r->slices == 0)
         cache_put(r->cmd->kernel, key, key_len, pl.parts, pl.n, r->pages);
-    }
+    else
+        free(key); /* sliced plans are not kept: the key holds the application's local size */
     *parts = pl.parts;
     *nparts = pl.n;
     uint64_t t1 = vast_now_ns();

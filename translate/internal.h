@@ -83,6 +83,7 @@ struct tr_fn {
     unsigned *param_access;   /* TRANSLATE_READ/WRITE per parameter */
     unsigned unknown_access;  /* accesses whose base pointer could not be resolved */
     int atomics, rmw, data_dependent;
+    int work_group; /* barriers, __local variables or work-group builtins (translate_kernel) */
     struct tr_call *calls;
     size_t ncalls;
 };

@@ -51,6 +51,7 @@ static void accumulate(struct tr_unit *u, struct tr_fn *fn, const unsigned long 
     a->k->uses_global_atomics |= fn->atomics;
     a->k->may_be_non_idempotent |= fn->rmw;
     a->k->data_dependent_addresses |= fn->data_dependent;
+    a->k->work_group_bound |= fn->work_group;
     for (unsigned p = 0; p < fn->nparams; p++)
         if (fn->param_access[p])
             add_access(a, masks[p], fn->param_access[p]);
@@ -131,6 +132,7 @@ void tr_meta_unit(struct tr_unit *u)
             masks[p] = 1ull << p;
         accumulate(u, fn, masks, &a, 0);
         for (unsigned p = 0; p < k->num_args; p++) {
+            k->work_group_bound |= k->args[p].kind == TRANSLATE_ARG_LOCAL_POINTER;
             k->args[p].access = a.access[p];
             if (a.access[p] == (TRANSLATE_READ | TRANSLATE_WRITE))
                 k->may_be_non_idempotent = 1;

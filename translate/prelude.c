@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Geometry shared by both variants: the original launch as the runtime passed it. */
+/* Geometry shared by both variants: the original launch as the runtime passed it. Real
+ * launches start at work-group (0,0,0) with no global work offset: drivers keep only 32 bits
+ * of the offset (NVIDIA: 2^31 arrives as 2^64 - 2^31), so ids are computed here in 64 bits
+ * from the slab's first work-group (vast_slab.s012). A real work-group may be a slice of an
+ * original one (vast_slab.s3: slices per dimension); ids are reported as in the original. */
 #define TR_GEOMETRY                                                                       \
     "ulong vast_gsize_of(uint d, __local vast_ctx *cx) { return d == 0 ? cx->gsize.s0 : d == 1 ? " \
     "cx->gsize.s1 : d == 2 ? cx->gsize.s2 : 1; }\n"                                        \
@@ -17,14 +21,29 @@
     "cx); }\n"                                                                             \
     "size_t vast_get_global_offset(uint d, __local vast_ctx *cx) { return (size_t)(d == 0 ? "      \
     "cx->goff.s0 : d == 1 ? cx->goff.s1 : d == 2 ? cx->goff.s2 : 0); }\n"                  \
+    "uint vast_slices(uint d, __local vast_ctx *cx) { return d == 0 ? cx->ks.s0 : d == 1 ? "       \
+    "cx->ks.s1 : d == 2 ? cx->ks.s2 : 1; }\n"                                              \
+    "ulong vast_vgroup(uint d, __local vast_ctx *cx) { return d == 0 ? cx->slab.s0 + "             \
+    "get_group_id(0) : d == 1 ? cx->slab.s1 + get_group_id(1) : d == 2 ? cx->slab.s2 + "   \
+    "get_group_id(2) : 0; }\n"                                                             \
+    "size_t vast_get_local_size(uint d, __local vast_ctx *cx) { return get_local_size(d) * "       \
+    "vast_slices(d, cx); }\n"                                                              \
+    "size_t vast_get_local_id(uint d, __local vast_ctx *cx) { uint k = vast_slices(d, cx); "       \
+    "return k == 1 ? get_local_id(d) : (size_t)(vast_vgroup(d, cx) % k) * get_local_size(d) " \
+    "+ get_local_id(d); }\n"                                                               \
+    "size_t vast_get_global_id(uint d, __local vast_ctx *cx) { return (size_t)(vast_get_global_"   \
+    "offset(d, cx) + vast_vgroup(d, cx) * get_local_size(d) + get_local_id(d)); }\n"       \
     "size_t vast_get_num_groups(uint d, __local vast_ctx *cx) { return (size_t)(vast_gsize_of(d, " \
-    "cx) / get_local_size(d)); }\n"                                                        \
-    "size_t vast_get_group_id(uint d, __local vast_ctx *cx) { if (d > 2) return 0; return "        \
-    "get_group_id(d) + (get_global_offset(d) - vast_get_global_offset(d, cx)) / "          \
+    "cx) / vast_get_local_size(d, cx)); }\n"                                               \
+    "size_t vast_get_group_id(uint d, __local vast_ctx *cx) { uint k = vast_slices(d, cx); "       \
+    "return (size_t)(k == 1 ? vast_vgroup(d, cx) : vast_vgroup(d, cx) / k); }\n"           \
+    "ulong vast_vgroups(uint d, __local vast_ctx *cx) { return vast_gsize_of(d, cx) / "            \
     "get_local_size(d); }\n"                                                               \
-    "ulong vast_flat_group(__local vast_ctx *cx) { return vast_get_group_id(0, cx) + "             \
-    "vast_get_num_groups(0, cx) * (vast_get_group_id(1, cx) + vast_get_num_groups(1, cx) " \
-    "* vast_get_group_id(2, cx)); }\n"
+    "ulong vast_flat_group(__local vast_ctx *cx) { return vast_vgroup(0, cx) + vast_vgroups(0, "   \
+    "cx) * (vast_vgroup(1, cx) + vast_vgroups(1, cx) * vast_vgroup(2, cx)); }\n"           \
+    "void vast_set_slab(__local vast_ctx *cx, ulong4 slab) { cx->slab = slab; uint4 k = "          \
+    "(uint4)((uint)(slab.s3 & 0x1fffff), (uint)((slab.s3 >> 21) & 0x1fffff), (uint)((slab.s3 " \
+    ">> 42) & 0x1fffff), 1); cx->ks = max(k, (uint4)(1)); }\n"
 
 /* Build-time constants: the runtime builds both programs for one page cache, whose page
  * size and number of pool chunks never change, so it may define VAST_PAGE_SHIFT (equal to
@@ -52,18 +71,18 @@
  * through the volatile wg_fault it wrote itself, and the log's repeat filter is per
  * work-group (an atomic exchange). */
 static const char paged_prelude[] =
-    "/* VAST paged-access program (translate ABI 1): every __global access goes through "
+    "/* VAST paged-access program (translate ABI 2): every __global access goes through "
     "the look-ahead page table. */\n"
     "typedef struct { __global const uint *lpt; __global uchar *pool0; __global uchar "
     "*pool1; __global uchar *pool2; __global uchar *pool3; __global uchar *scratch; "
-    "__global uint *faults; ulong4 gsize; ulong4 goff; ulong lpt_entries; ulong mask; ulong "
+    "__global uint *faults; ulong4 gsize; ulong4 goff; ulong4 slab; uint4 ks; ulong lpt_entries; ulong mask; ulong "
     "flat; uint shift; volatile int wg_fault; volatile uint last_fault; } vast_ctx;\n"
     TR_GEOMETRY
     "void vast_fault(__local vast_ctx *cx, ulong vp, uint kind) { cx->wg_fault = 1; if (vp "
     "< 0xffffffffu && atomic_xchg(&cx->last_fault, (uint)vp) == (uint)vp) return; uint k = "
     "atomic_inc(cx->faults); if (k < cx->faults[1]) { __global uint *e = cx->faults + 4 + "
     "4 * (ulong)k; e[0] = (uint)cx->flat; e[1] = (uint)vp; e[2] = (uint)(vp >> 32); e[3] "
-    "= kind; } }\n"
+    "= kind | (uint)(cx->flat >> 32) << 2; } }\n"
     TR_CONSTANTS
     "__global uchar *vast_frame_k(ulong va, __global const uint *lpt, __global uchar *p0, "
     "__global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __global "
@@ -89,20 +108,20 @@ static const char paged_prelude[] =
     "cx); }\n"
     "void vast_init(__local vast_ctx *cx, __global const uint *lpt, __global uchar *p0, "
     "__global uchar *p1, __global uchar *p2, __global uchar *p3, __global uchar *scratch, "
-    "__global uint *faults, ulong4 gsize, ulong4 goff, ulong4 cfg) { if (get_local_id(0) != "
+    "__global uint *faults, ulong4 gsize, ulong4 goff, ulong4 cfg, ulong4 slab) { if (get_local_id(0) != "
     "0 || get_local_id(1) != 0 || get_local_id(2) != 0) return; cx->lpt = lpt; cx->pool0 = "
     "p0; cx->pool1 = p1; cx->pool2 = p2; cx->pool3 = p3; cx->scratch = scratch; cx->faults "
-    "= faults; cx->gsize = gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = "
+    "= faults; cx->gsize = gsize; cx->goff = goff; vast_set_slab(cx, slab); cx->shift = (uint)cfg.s0; cx->mask = "
     "((ulong)1 << cx->shift) - 1; cx->lpt_entries = cfg.s1; cx->wg_fault = 0; "
     "cx->last_fault = 0xffffffffu; cx->flat = vast_flat_group(cx); }\n"
     "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
     "cx->flat >= cfg.s3; }\n";
 
 static const char inspect_prelude[] =
-    "/* VAST inspector program (translate ABI 1): every __global access marks its page in "
+    "/* VAST inspector program (translate ABI 2): every __global access marks its page in "
     "the page accessed set; loads yield 0, stores vanish. */\n"
     "typedef struct { __global uchar *pas; __global uchar *scratch; __global uint *status; "
-    "ulong4 gsize; ulong4 goff; ulong pas_pages; ulong mask; ulong budget; ulong flat; uint "
+    "ulong4 gsize; ulong4 goff; ulong4 slab; uint4 ks; ulong pas_pages; ulong mask; ulong budget; ulong flat; uint "
     "shift; } vast_ctx;\n" TR_GEOMETRY
     TR_CONSTANTS
     "void vast_mark_k(ulong va, __global uchar *row, ulong pages, __global uint *status, "
@@ -127,9 +146,9 @@ static const char inspect_prelude[] =
     "int vast_step(uint *n, __local vast_ctx *cx) { if (++*n <= cx->budget) return 1; "
     "cx->status[0] = 1; return 0; }\n"
     "void vast_init(__local vast_ctx *cx, __global uchar *pas, __global uchar *scratch, "
-    "__global uint *status, ulong4 gsize, ulong4 goff, ulong4 cfg, ulong4 pascfg) { if "
+    "__global uint *status, ulong4 gsize, ulong4 goff, ulong4 cfg, ulong4 pascfg, ulong4 slab) { if "
     "(get_local_id(0) != 0 || get_local_id(1) != 0 || get_local_id(2) != 0) return; "
-    "cx->gsize = gsize; cx->goff = goff; cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << "
+    "cx->gsize = gsize; cx->goff = goff; vast_set_slab(cx, slab); cx->shift = (uint)cfg.s0; cx->mask = ((ulong)1 << "
     "cx->shift) - 1; cx->pas_pages = cfg.s1; cx->budget = pascfg.s1; cx->scratch = "
     "scratch; cx->status = status; cx->flat = vast_flat_group(cx); cx->pas = pas + "
     "(cx->flat / pascfg.s0 - pascfg.s2) * cfg.s1; }\n"
@@ -147,10 +166,10 @@ const char *tr_kernel_params(enum tr_variant v)
                ? "__global const uint *vast_lpt, __global uchar *vast_pool0, __global uchar "
                  "*vast_pool1, __global uchar *vast_pool2, __global uchar *vast_pool3, "
                  "__global uchar *vast_scratch, __global uint *vast_faults, ulong4 "
-                 "vast_gsize, ulong4 vast_goff, ulong4 vast_cfg"
+                 "vast_gsize, ulong4 vast_goff, ulong4 vast_cfg, ulong4 vast_slab"
                : "__global uchar *vast_pas, __global uchar *vast_scratch, __global uint "
                  "*vast_status, ulong4 vast_gsize, ulong4 vast_goff, ulong4 vast_cfg, ulong4 "
-                 "vast_pascfg";
+                 "vast_pascfg, ulong4 vast_slab";
 }
 
 const char *tr_kernel_prologue(enum tr_variant v)
@@ -158,11 +177,11 @@ const char *tr_kernel_prologue(enum tr_variant v)
     return v == TR_PAGED
                ? " __local vast_ctx vast_cx_s; __local vast_ctx *vast_cx = &vast_cx_s; "
                  "vast_init(vast_cx, vast_lpt, vast_pool0, vast_pool1, vast_pool2, "
-                 "vast_pool3, vast_scratch, vast_faults, vast_gsize, vast_goff, vast_cfg); "
+                 "vast_pool3, vast_scratch, vast_faults, vast_gsize, vast_goff, vast_cfg, vast_slab); "
                  "barrier(CLK_LOCAL_MEM_FENCE); if (vast_outside(vast_cx, vast_cfg)) return;"
                : " __local vast_ctx vast_cx_s; __local vast_ctx *vast_cx = &vast_cx_s; "
                  "vast_init(vast_cx, vast_pas, vast_scratch, vast_status, vast_gsize, "
-                 "vast_goff, vast_cfg, vast_pascfg); barrier(CLK_LOCAL_MEM_FENCE); if "
+                 "vast_goff, vast_cfg, vast_pascfg, vast_slab); barrier(CLK_LOCAL_MEM_FENCE); if "
                  "(vast_outside(vast_cx, vast_cfg)) return; __global uchar *vast_pas_row = "
                  "vast_cx->pas;";
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- Runtime ABI (version 1) ------------------------------------------------------
+/* ---- Runtime ABI (version 2) ------------------------------------------------------
  * Both generated programs keep the application's kernel names. Every kernel keeps its
  * original parameters in order, except that each __global pointer parameter becomes a
  * `ulong` holding a 64-bit VIRTUAL address: the runtime lays the buffers of one launch
@@ -28,14 +28,23 @@
  *   ulong4 vast_cfg                    .s0 page shift S (page size P = 1<<S, S in 9..30)
  *                                      .s1 number of LPT entries
  *                                      .s2 first, .s3 end (exclusive) flat work-group id
+ *   ulong4 vast_slab                   .s012 first real work-group of this launch per
+ *                                      dimension; .s3 slices k per dimension: bits 0-20,
+ *                                      21-41, 42-62 (0 = 1); see Launch
  * LPT entry: bits 31..30 pool chunk, bits 29..0 frame index in that chunk; frame address
  * = chunk + (index << S). TRANSLATE_NO_FRAME (0xffffffff) = page not resident. Pages at or
  * past .s1 are not resident.
- * Launch: any slab of the original NDRange with the same local size (explicit; the runtime
- * must choose it when the application passed NULL) and a global work offset; group ids
- * are reported as in the original launch: flat = g0 + n0*(g1 + n1*g2), and work-groups
- * whose flat id is outside [.s2,.s3) return at once (guard). get_group_id,
- * get_num_groups, get_global_size, get_global_offset report the original launch.
+ * Launch: real launches have no global work offset (drivers keep 32 bits of it: NVIDIA's
+ * 2^31 arrives as 2^64 - 2^31) and a local size Lr (explicit; the runtime chooses it when the
+ * application passed NULL) that divides the original one L by the slices k of vast_slab.s3
+ * (k = 1: Lr = L). The original NDRange is cut into real work-groups of size Lr; real group
+ * (r0,r1,r2) is real work-group v = vast_slab.s012 + r of that grid. The kernel computes in
+ * 64 bits and reports the original launch: get_global_id = goff + v * Lr + local id,
+ * get_group_id = v / k, get_local_id = (v % k) * Lr + local id, get_local_size = L,
+ * get_num_groups, get_global_size, get_global_offset likewise. Flat real work-group id:
+ * v0 + n0*(v1 + n1*v2), n = gsize / Lr (with k = 1, the original flat work-group id); real
+ * work-groups whose flat id is outside [.s2,.s3) return at once (guard). Slices (k > 1) are
+ * for kernels whose work-items are independent (no barriers, no __local memory).
  * Fault: a page without frame. Loads read the zero page, stores go to the sink; the
  * work-group sets a __local flag and all its later global stores go to the sink; the
  * page is appended to the fault log (a page below 2^32 - 1 equal to the last one the
@@ -43,7 +52,8 @@
  * barrier that all work-items reach, before the guard.
  * Fault log (uint words): [0] count (atomic; may exceed capacity = overflow: rerun the
  * whole range), [1] capacity in entries (runtime sets), [2..3] 0; entry k at 4+4k:
- * {flat work-group id, virtual page low 32, virtual page high 32, 1 = read / 2 = write}.
+ * {flat work-group id low 32, virtual page low 32, virtual page high 32, bits 1..0: 1 = read /
+ * 2 = write, bits 31..2: flat work-group id bits 61..32}.
  *
  * Inspector kernel:
  *   __global uchar *vast_pas           PAS: uchar[rows][pas_pages]; chunk = flat work-group
@@ -59,13 +69,15 @@
  *                                      .s2 first chunk of the PAS window: chunk c writes
  *                                      row c - .s2 (the runtime inspects a range of chunks
  *                                      at a time, .s2/.s3 of vast_cfg bounding its groups)
+ *   ulong4 vast_slab                   as for the paged kernel; chunks count flat real
+ *                                      work-groups
  * Page sets are exact for affine accesses; accesses through loaded values see zeros
  * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them.
  *
  * Build options: the runtime may add -D VAST_PAGE_SHIFT=S (equal to vast_cfg.s0 of every
  * launch) and -D VAST_POOL_CHUNKS=N (1..4, the pool chunks in use) to the returned
  * build_options for either program; translations then use them as constants. */
-#define TRANSLATE_ABI_VERSION 1
+#define TRANSLATE_ABI_VERSION 2
 #define TRANSLATE_NO_FRAME 0xffffffffu
 #define TRANSLATE_LPT_CHUNK_SHIFT 30
 #define TRANSLATE_MAX_POOL_CHUNKS 4
@@ -205,6 +217,8 @@ struct translate_kernel {
     int uses_global_atomics;
     int may_be_non_idempotent;     /* a buffer read and written, compound/++ or atomics */
     int data_dependent_addresses;  /* an address depends on loaded data: faults possible */
+    int work_group_bound;          /* its work-items meet (barriers, __local memory, work-group
+                                      builtins): a work-group cannot run in slices (vast_slab) */
     struct translate_affine *affine; /* host page sets (above); NULL: run the inspector */
 };
 

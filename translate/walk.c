@@ -632,11 +632,27 @@ static void note_pointer_use(struct walk *w, CXCursor arg, unsigned use)
             w->fn->param_access[i] |= use;
 }
 
+/* Builtins through which the work-items of a work-group meet or see its real shape: a kernel
+ * calling one cannot run its work-groups in slices. */
+static int work_group_builtin(const char *name)
+{
+    static const char *prefixes[] = {"barrier", "work_group_", "sub_group_", "async_work_group_",
+                                     "wait_group_events", "get_local_linear_id", "get_global_linear_id",
+                                     "get_enqueued_local_size", "get_sub_group", "get_num_sub_groups",
+                                     "get_max_sub_group_size"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
 static void rewrite_builtin_call(struct walk *w, struct tr_frame *f, const char *name)
 {
-    static const char *geometry[] = {"get_group_id", "get_num_groups", "get_global_size",
-                                     "get_global_offset"};
-    for (size_t i = 0; i < 4; i++)
+    w->fn->work_group |= work_group_builtin(name);
+    static const char *geometry[] = {"get_group_id",     "get_num_groups", "get_global_size",
+                                     "get_global_offset", "get_global_id",  "get_local_id",
+                                     "get_local_size"};
+    for (size_t i = 0; i < sizeof geometry / sizeof *geometry; i++)
         if (!strcmp(name, geometry[i])) {
             char to[64];
             snprintf(to, sizeof to, "vast_%s", name);
@@ -796,6 +812,8 @@ static void visit_loop(struct walk *w)
 
 static void visit_prepass(struct walk *w, struct tr_frame *f)
 {
+    if (f->kind == CXCursor_VarDecl && addr_space(clang_getCursorType(f->c)) == 2)
+        w->fn->work_group = 1; /* a __local variable */
     if (f->kind == CXCursor_VarDecl) {
         CXCursor init = tr_nth_child(f->c, 0);
         for (unsigned i = 1; !clang_Cursor_isNull(init) &&

@@ -252,6 +252,8 @@ static void set_args(cl_kernel k, const struct program *p, enum variant v, const
     CK(clSetKernelArg(k, i++, sizeof cfg, &cfg));
     if (v == INSPECTOR)
         CK(clSetKernelArg(k, i++, sizeof pascfg, &pascfg));
+    cl_ulong4 slab = {{0, 0, 0, 0}}; /* one launch from work-group 0, no offset */
+    CK(clSetKernelArg(k, i++, sizeof slab, &slab));
 }
 
 /* Before every run: outputs poisoned, in/out buffers restored, fault log or PAS and status reset. */

@@ -26,6 +26,14 @@
  *   untranslatable_refused  the same over data that does not fit: CL_OUT_OF_RESOURCES (from
  *                the enqueue or as the launch event's status), a "vast: error:" line naming the
  *                kernel and why, a log line naming the construct, buffers untouched
+ *   group_slices  y[i] = row i of a (1500 uints) . x, and ids: a work-group of 64 alone reads
+ *                more than the 256 KiB budget but its work-items are independent, so it runs
+ *                in slices; get_group_id, get_local_id, get_local_size, get_num_groups must
+ *                report the application's work-groups
+ *   group_slices2d  the same over a 2-D NDRange (16 x 96 at offset (5, 3), local 8 x 8): slices
+ *                in both dimensions
+ *   group_barrier_refused  the same with a barrier: its work-groups cannot be sliced, so it is
+ *                refused (CL_OUT_OF_RESOURCES, a log line naming the kernel), buffers untouched
  *   guard_refused one work-group reads more than the budget: CL_OUT_OF_RESOURCES, a log line
  *                naming the kernel and the reason, buffers untouched
  *   launches100  the same kernel launched 100 times over 1 MiB that fits the budget: the data
@@ -350,6 +358,47 @@ static void make_guard_refused(struct job *j)
                       {BUF(whole_m * 4, rnd_u32(whole_m, 0)), BUF(n * 4, poison(n * 4)), SCAL(whole_m)}};
 }
 
+/* An xgemv-like kernel (CLBlast's at 256K: 66 pages for work-group 0, budget 64). */
+static cl_uint rows_n = 1500;
+static void make_rows(struct job *j, const char *kernel, const char *src)
+{
+    size_t m = 64 * 40 + 64 * 3; /* rows; 64 per work-group */
+    *j = (struct job){src, "", kernel, 1, {m}, {64}, {0}, true, false, 0, 4,
+                      {BUF(m * rows_n * 4, rnd_u32(m * rows_n, 0)), BUF(rows_n * 4, rnd_u32(rows_n, 0)),
+                       BUF(m * 4, poison(m * 4)), SCAL(rows_n)}};
+}
+#define ROWS_SRC(name, sync)                                                                                \
+    "__kernel void " name "(__global const uint *a, __global const uint *x, __global uint *y, uint n) {\n" \
+    "  size_t i = get_global_id(0); uint s = 0;\n"                                                        \
+    "  for (uint j = 0; j < n; j++) s += a[i * n + j] * x[j];\n" sync                                     \
+    "  y[i] = s ^ (uint)(get_group_id(0) * 131u) ^ (uint)(get_local_id(0) << 20) ^\n"                     \
+    "         (uint)(get_local_size(0) << 27) ^ (uint)get_num_groups(0);\n"                               \
+    "}\n"
+static void make_group_slices(struct job *j)
+{
+    make_rows(j, "row_dot", ROWS_SRC("row_dot", ""));
+}
+static void make_group_slices2d(struct job *j)
+{
+    static const char *src =
+        "__kernel void row_dot2(__global const uint *a, __global const uint *x, __global uint *y, uint n) {\n"
+        "  size_t i = (get_global_id(1) - get_global_offset(1)) * get_global_size(0) + get_global_id(0) -\n"
+        "             get_global_offset(0); uint s = 0;\n"
+        "  for (uint j = 0; j < n; j++) s += a[i * n + j] * x[j];\n"
+        "  y[i] = s ^ (uint)((get_group_id(1) * get_num_groups(0) + get_group_id(0)) * 131u) ^\n"
+        "         (uint)((get_local_id(1) * 16 + get_local_id(0)) << 20) ^\n"
+        "         (uint)((get_local_size(1) * 16 + get_local_size(0)) << 12) ^ (uint)(get_num_groups(1) << 8);\n"
+        "}\n";
+    size_t m = 16 * 96;
+    *j = (struct job){src, "", "row_dot2", 2, {16, 96}, {8, 8}, {5, 3}, true, true, 0, 4,
+                      {BUF(m * rows_n * 4, rnd_u32(m * rows_n, 0)), BUF(rows_n * 4, rnd_u32(rows_n, 0)),
+                       BUF(m * 4, poison(m * 4)), SCAL(rows_n)}};
+}
+static void make_group_barrier(struct job *j)
+{
+    make_rows(j, "row_dot_sync", ROWS_SRC("row_dot_sync", "  barrier(CLK_GLOBAL_MEM_FENCE);\n"));
+}
+
 static cl_uint moving_nx = 65536;
 static void make_gather_moving(struct job *j)
 {
@@ -397,6 +446,10 @@ static const struct api_test tests[] = {
     {"untranslatable_fits", "async_copy", 0, 4u << 20, DIRECT, 0, 0, NULL, make_async_fits, NULL, NULL},
     {"untranslatable_refused", "async_copy", 0, 1u << 20, REFUSED, 0, 0, reason_async, make_async_big, NULL,
      "async_work_group_copy"},
+    {"group_slices", "row_dot", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices, NULL, NULL},
+    {"group_slices2d", "row_dot2", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices2d, NULL, NULL},
+    {"group_barrier_refused", "row_dot_sync", 0, 256u << 10, REFUSED, 0, 0, reason_wg, make_group_barrier, NULL,
+     NULL},
     {"guard_refused", "whole_table", 0, 512u << 10, REFUSED, 0, 0, reason_wg, make_guard_refused, NULL, NULL},
     {"launches100", "bump100", 0, 4u << 20, DIRECT, F_MOVE_ONCE, 0, NULL, make_launches100, check_launches100, NULL},
 };

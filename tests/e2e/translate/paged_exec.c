@@ -189,6 +189,18 @@ static void set_abi_args(cl_kernel k, cl_uint n, cl_mem *abi, const struct kcase
     CHECK(clSetKernelArg(k, n++, sizeof cfg, &cfg), "cfg");
 }
 
+/* Launches a translated kernel as the runtime does: no global work offset, the slab's first
+ * work-group per dimension in vast_slab (argument slab_arg). */
+static void launch_slab(cl_kernel k, cl_uint slab_arg, const struct kcase *kc, const struct launch *l,
+                        const char *what)
+{
+    cl_ulong4 slab = {{0, 0, 0, 0}};
+    for (unsigned d = 0; d < kc->dim; d++)
+        slab.s[d] = (l->off[d] - kc->offset[d]) / kc->local[d];
+    CHECK(clSetKernelArg(k, slab_arg, sizeof slab, &slab), "slab");
+    CHECK(clEnqueueNDRangeKernel(q, k, kc->dim, NULL, l->gsz, kc->local, 0, NULL, NULL), what);
+}
+
 /* Sets the original parameters: virtual addresses for __global pointers, real buffers
  * for __constant ones, values and __local sizes as given. Returns real buffers in m. */
 static void set_app_args(cl_kernel k, const struct run *r, const struct vspace *vs,
@@ -250,8 +262,7 @@ static void run_paged(cl_program p, const struct run *r, enum lpt_mode mode,
     for (size_t i = 0; i < nl; i++) {
         cl_ulong4 cfg = {{SHIFT, vs.pages, ls[i].first, ls[i].end}};
         set_abi_args(k, (cl_uint)r->nargs, abi, r->kc, cfg, 7);
-        CHECK(clEnqueueNDRangeKernel(q, k, r->kc->dim, ls[i].off, ls[i].gsz, r->kc->local,
-                                     0, NULL, NULL), "launch paged");
+        launch_slab(k, (cl_uint)r->nargs + 10, r->kc, &ls[i], "launch paged");
     }
     for (int c = 0; c < NCHUNKS; c++)
         rd(abi[1 + c], chunk_bytes, pool[c]);
@@ -329,8 +340,7 @@ static unsigned char *run_inspector(cl_program p, const struct run *r, uint64_t 
     set_abi_args(k, (cl_uint)r->nargs, abi, r->kc, cfg, 3);
     CHECK(clSetKernelArg(k, (cl_uint)r->nargs + 6, sizeof pascfg, &pascfg), "pascfg");
     struct launch l = full_launch(r->kc);
-    CHECK(clEnqueueNDRangeKernel(q, k, r->kc->dim, l.off, l.gsz, r->kc->local, 0, NULL,
-                                 NULL), "launch inspector");
+    launch_slab(k, (cl_uint)r->nargs + 7, r->kc, &l, "launch inspector");
     rd(abi[0], groups * vs.pages, pas);
     rd(abi[2], sizeof status, status);
     if (status[1])
@@ -361,9 +371,16 @@ static int check_inspector(cl_program paged, cl_program insp, const struct run *
         struct paged_out o = {0};
         run_paged(paged, r, LPT_EMPTY, &l, 1, 1, &o);
         memset(trace, 0, pages);
-        for (uint32_t e = 0; e < o.nfaults && e < LOG_CAP; e++)
-            if (o.log[4 + 4 * e + 1] < pages)
-                trace[o.log[4 + 4 * e + 1]] = 1;
+        for (uint32_t e = 0; e < o.nfaults && e < LOG_CAP; e++) {
+            const uint32_t *en = o.log + 4 + 4 * e;
+            uint64_t wg = en[0] | (uint64_t)(en[3] >> 2) << 32; /* translate.h: fault log entry */
+            if (wg != probe[t] || (en[3] & 3) == 0 || (en[3] & 3) == 3)
+                bad = fprintf(stderr, "  %s: fault entry %u names work-group %llu (kind %u), ran %llu\n",
+                              r->kc->name, e, (unsigned long long)wg, en[3] & 3,
+                              (unsigned long long)probe[t]);
+            if (en[1] < pages)
+                trace[en[1]] = 1;
+        }
         if (o.nfaults > LOG_CAP)
             bad = fprintf(stderr, "  %s: fault log overflow\n", r->kc->name);
         const unsigned char *row = pas + probe[t] * pages;

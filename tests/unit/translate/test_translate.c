@@ -221,10 +221,38 @@ static void test_inspector_zero_loads(void **state)
     translate_result_free(r);
 }
 
+/* Work-item functions report the original launch from the ABI's vast_slab (real launches carry
+ * no offset); kernels whose work-items meet cannot be sliced. */
+static void test_ids_and_work_group_bound(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("void sync(void) { barrier(CLK_GLOBAL_MEM_FENCE); }\n"
+           "__kernel void free_(__global int *o) { size_t i = get_global_id(0);\n"
+           "  o[i] = (int)(get_local_id(0) + get_local_size(0) + get_group_id(0)); }\n"
+           "__kernel void bar(__global int *o) { o[get_global_id(0)] = 1; barrier(CLK_GLOBAL_MEM_FENCE); }\n"
+           "__kernel void lvar(__global int *o) { __local int t[4]; t[0] = 1; o[get_global_id(0)] = t[0]; }\n"
+           "__kernel void lparam(__global int *o, __local int *t) { o[get_global_id(0)] = 1; }\n"
+           "__kernel void helper(__global int *o) { sync(); o[get_global_id(0)] = 1; }\n", NULL);
+    assert_int_equal(r->num_kernels, 5);
+    int want[5] = {0, 1, 1, 1, 1};
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(r->kernels[i].paged_ok, 1);
+        assert_int_equal(r->kernels[i].work_group_bound, want[i]);
+    }
+    assert_non_null(strstr(r->paged_source, "size_t i = vast_get_global_id(0, vast_cx);"));
+    assert_non_null(strstr(r->paged_source, "vast_get_local_id(0, vast_cx) + vast_get_local_size(0, vast_cx)"));
+    assert_non_null(strstr(r->paged_source, "ulong4 vast_cfg, ulong4 vast_slab)"));
+    assert_non_null(strstr(r->inspector_source, "ulong4 vast_pascfg, ulong4 vast_slab)"));
+    assert_null(strstr(r->paged_source, "= get_global_id("));
+    translate_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_vadd),
+        cmocka_unit_test(test_ids_and_work_group_bound),
         cmocka_unit_test(test_line_markers_and_macros),
         cmocka_unit_test(test_metadata_through_helpers),
         cmocka_unit_test(test_unsupported_is_diagnosed),

@@ -1,0 +1,103 @@
+/* offset32_icd.c - a vendor library for tests (e2e/ids): the real platforms of another
+ * vendor library (OFFSET32_REAL: PoCL's) with NVIDIA's treatment of launch geometry.
+ * NVIDIA's OpenCL keeps only the low 32 bits, signed, of global_work_offset (2^31 arrives as
+ * 2^64 - 2^31, 2^32 as 0); PoCL keeps all 64. Loaded as VAST_BACKEND, this library patches
+ * the real library's dispatch table (the one its objects carry, so every call VAST makes
+ * through them) so that clEnqueueNDRangeKernel truncates offsets the same way, refuses
+ * global sizes of 2^32 or more per dimension, and counts launches whose offset or size it
+ * changed or refused (stderr line at exit: "offset32: N launches beyond 32 bits"). */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl_icd.h>
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
+
+static get_platforms_fn real_get;
+static cl_api_clEnqueueNDRangeKernel real_enqueue;
+#define EXPORT __attribute__((visibility("default"))) /* the project builds with hidden visibility */
+
+EXPORT unsigned long offset32_beyond; /* read by the test through dlsym */
+
+static void report(void)
+{
+    fprintf(stderr, "offset32: %lu launches beyond 32 bits\n", offset32_beyond);
+}
+
+static cl_int CL_API_CALL enqueue32(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t *offset,
+                                    const size_t *global, const size_t *local, cl_uint nw, const cl_event *w,
+                                    cl_event *ev)
+{
+    size_t off[3] = {0, 0, 0};
+    int changed = 0;
+    for (cl_uint d = 0; d < dims && d < 3; d++) {
+        if (global != NULL && global[d] >= ((size_t)1 << 32)) {
+            offset32_beyond++;
+            return CL_INVALID_GLOBAL_WORK_SIZE;
+        }
+        if (offset != NULL) {
+            off[d] = (size_t)(int64_t)(int32_t)(uint32_t)offset[d];
+            changed |= off[d] != offset[d];
+        }
+    }
+    offset32_beyond += changed;
+    return real_enqueue(q, k, dims, offset != NULL ? off : NULL, global, local, nw, w, ev);
+}
+
+static int patch(cl_platform_id p)
+{
+    struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)p;
+    if (d->clEnqueueNDRangeKernel == enqueue32)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t slot = (uintptr_t)&d->clEnqueueNDRangeKernel, base = slot & ~(uintptr_t)(page - 1);
+    if (mprotect((void *)base, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+        return -1;
+    real_enqueue = d->clEnqueueNDRangeKernel;
+    d->clEnqueueNDRangeKernel = enqueue32;
+    return 0;
+}
+
+static int load(void)
+{
+    if (real_get != NULL)
+        return 0;
+    const char *lib = getenv("OFFSET32_REAL");
+    void *h = lib != NULL ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (h == NULL) {
+        fprintf(stderr, "offset32: cannot load OFFSET32_REAL='%s'\n", lib ? lib : "");
+        return -1;
+    }
+    real_get = (get_platforms_fn)(uintptr_t)dlsym(h, "clIcdGetPlatformIDsKHR");
+    void *(*addr)(const char *) = (void *(*)(const char *))(uintptr_t)dlsym(h, "clGetExtensionFunctionAddress");
+    if (real_get == NULL && addr != NULL)
+        real_get = (get_platforms_fn)(uintptr_t)addr("clIcdGetPlatformIDsKHR");
+    if (real_get == NULL)
+        return -1;
+    atexit(report);
+    return 0;
+}
+
+EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *ids, cl_uint *count)
+{
+    if (load() != 0)
+        return CL_PLATFORM_NOT_FOUND_KHR;
+    cl_uint c = 0;
+    cl_int err = real_get(0, NULL, &c);
+    cl_platform_id all[16];
+    if (err != CL_SUCCESS || c == 0 || c > 16 || (err = real_get(c, all, NULL)) != CL_SUCCESS)
+        return err != CL_SUCCESS ? err : CL_PLATFORM_NOT_FOUND_KHR;
+    for (cl_uint i = 0; i < c; i++)
+        if (patch(all[i]) != 0)
+            return CL_PLATFORM_NOT_FOUND_KHR;
+    for (cl_uint i = 0; ids != NULL && i < n && i < c; i++)
+        ids[i] = all[i];
+    if (count != NULL)
+        *count = c;
+    return CL_SUCCESS;
+}
