@@ -206,6 +206,12 @@ struct translate_kernel {
     int may_be_non_idempotent;     /* a buffer read and written, compound/++ or atomics */
     int data_dependent_addresses;  /* an address depends on loaded data: faults possible */
     struct translate_affine *affine; /* host page sets (above); NULL: run the inspector */
+    /* Grid-stride loops (translate/stride.c): 1 when both generated kernels take one more
+     * parameter after all others, `ulong2 vast_iters`, and run only iterations [s0, s1) of
+     * each work-item's loops (0-based; (0, ~0): all); running the ranges of a partition of
+     * [0, ~0) in separate launches then equals one launch. The inspector sets vast_status[2]
+     * when a work-item's loop has iterations at or past s1. */
+    int iteration_ranges;
 };
 
 struct translate_diag {
