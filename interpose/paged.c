@@ -625,7 +625,7 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     if (err == CL_SUCCESS && n > 0)
         add_to_sticky(r, add);
     bool fits = p->count + n <= r->pool->nframes;
-    if (err == CL_SUCCESS && n > 0 && !fits && p->end - p->first < 2) {
+    if (err == CL_SUCCESS && n > 0 && !fits && p->end - p->first < 2 && p->iter_end <= p->iter_first + 1) {
         vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
                    "(VAST_DEVICE_MEMORY)",
                    r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
@@ -694,7 +694,9 @@ static cl_int enqueue_flight(struct vast_paged *r, struct flight *f)
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
-    cl_int err = enqueue_partition(r, f->slot, f->p->first, f->p->end, &f->kev, &f->fev);
+    cl_int err = vast_paged_set_iters(r, r->pk, f->p->iter_first, f->p->iter_end);
+    if (err == CL_SUCCESS)
+        err = enqueue_partition(r, f->slot, f->p->first, f->p->end, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
         cl_event ev[2] = {f->kev, f->fev};
         for (int i = 0; i < 2; i++)
@@ -790,12 +792,19 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
                    r->cmd->kernel->name);
     struct vast_partition *h = calloc(2, sizeof *h);
     VAST_RETURN_IF(h == NULL, CL_OUT_OF_HOST_MEMORY, "split");
-    h[0] = (struct vast_partition){p->first, mid, NULL, 0};
-    h[1] = (struct vast_partition){mid, p->end, NULL, 0};
+    h[0] = (struct vast_partition){p->first, mid, NULL, 0, p->iter_first, p->iter_end};
+    h[1] = (struct vast_partition){mid, p->end, NULL, 0, p->iter_first, p->iter_end};
+    if (p->end - p->first < 2) { /* one work-group: halves of its loops' iterations (stride.c) */
+        uint64_t imid = p->iter_first + (p->iter_end - p->iter_first) / 2;
+        h[0] = (struct vast_partition){p->first, p->end, NULL, 0, p->iter_first, imid};
+        h[1] = (struct vast_partition){p->first, p->end, NULL, 0, imid, p->iter_end};
+    }
     cl_int err = CL_SUCCESS;
     for (int k = 0; k < 2 && err == CL_SUCCESS; k++) {
         h[k].set = calloc(r->pages, 1);
-        err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY : vast_partition_inspect(r, h[k].first, h[k].end, h[k].set);
+        err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY
+                               : vast_partition_inspect_iters(r, h[k].first, h[k].end, h[k].iter_first,
+                                                              h[k].iter_end, h[k].set, NULL);
         h[k].count = h[k].set ? vast_set_count(h[k].set, r->pages) : 0;
     }
     if (err != CL_SUCCESS) {
