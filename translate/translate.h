@@ -52,7 +52,8 @@
  *                                      virtual page vp
  *   __global uchar *vast_scratch       2 pages as above (loads yield 0, stores vanish)
  *   __global uint *vast_status         [0] loop step budget exhausted (nonzero: PAS may be
- *                                      incomplete), [1] accesses past pas_pages (count)
+ *                                      incomplete), [1] accesses past pas_pages (count),
+ *                                      [2] iterations remain past vast_iters.s1 (below)
  *   ulong4 vast_gsize, vast_goff       as for the paged kernel
  *   ulong4 vast_cfg                    .s0 page shift, .s1 pas_pages, .s2/.s3 flat range
  *   ulong4 vast_pascfg                 .s0 wg_per_chunk (>= 1), .s1 loop step budget,
@@ -61,6 +62,10 @@
  *                                      at a time, .s2/.s3 of vast_cfg bounding its groups)
  * Page sets are exact for affine accesses; accesses through loaded values see zeros
  * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them.
+ *
+ * Kernels with iteration_ranges (struct translate_kernel) take, in both programs, one more
+ * parameter after all the others: `ulong2 vast_iters`, the iterations [s0, s1) of each
+ * work-item's grid-stride loops to run ((0, ~0): all).
  *
  * Build options: the runtime may add -D VAST_PAGE_SHIFT=S (equal to vast_cfg.s0 of every
  * launch) and -D VAST_POOL_CHUNKS=N (1..4, the pool chunks in use) to the returned
