@@ -339,6 +339,133 @@ static int loop_ok(struct sctx *x, CXCursor f)
     return !x->fail;
 }
 
+/* ---- the jump to iteration s0 ----------------------------------------------------- */
+
+/* An expression that is the same in every iteration and every launch, with no effect and no
+ * work-item function (those are renamed in the body's text, not in a copy): variables,
+ * literals, arithmetic and casts; not referring to var. */
+static int plain_invariant(CXCursor c, CXCursor var)
+{
+    c = strip(c);
+    switch (kind(c)) {
+    case CXCursor_IntegerLiteral:
+        return 1;
+    case CXCursor_DeclRefExpr:
+        return !clang_equalCursors(clang_getCursorReferenced(c), var);
+    case CXCursor_BinaryOperator: {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
+        return (op == CXBinaryOperator_Add || op == CXBinaryOperator_Sub || op == CXBinaryOperator_Mul) &&
+               plain_invariant(tr_nth_child(c, 0), var) && plain_invariant(tr_nth_child(c, 1), var);
+    }
+    case CXCursor_CStyleCastExpr:
+        return tr_num_children(c) >= 1 && plain_invariant(tr_nth_child(c, tr_num_children(c) - 1), var);
+    default:
+        return 0;
+    }
+}
+
+static int refers(CXCursor c, CXCursor var)
+{
+    c = strip(c);
+    return kind(c) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), var);
+}
+
+static int mentions(CXCursor c, CXCursor var);
+
+static enum CXChildVisitResult mention_node(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    CXCursor *v = d;
+    if (kind(c) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), v[0])) {
+        v[1] = c;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static int mentions(CXCursor c, CXCursor var)
+{
+    CXCursor v[2] = {var, clang_getNullCursor()};
+    if (refers(c, var))
+        return 1;
+    clang_visitChildren(c, mention_node, v);
+    return !clang_Cursor_isNull(v[1]);
+}
+
+/* The loop variable a step `i += S`, `i -= S`, `i = i + S`, `i++`, `i--` (and prefix forms)
+ * changes; *sign: +1 adds, -1 subtracts; *amount: S (null cursor: 1). */
+static CXCursor step_var(CXCursor step, int *sign, CXCursor *amount)
+{
+    step = strip(step);
+    *amount = clang_getNullCursor();
+    CXCursor t = strip(tr_nth_child(step, 0));
+    if (kind(step) == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(step);
+        *sign = op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PreInc ? 1
+              : op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreDec ? -1 : 0;
+    } else if (kind(step) == CXCursor_CompoundAssignOperator) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(step);
+        *sign = op == CXBinaryOperator_AddAssign ? 1 : op == CXBinaryOperator_SubAssign ? -1 : 0;
+        *amount = tr_nth_child(step, 1);
+    } else if (kind(step) == CXCursor_BinaryOperator &&
+               clang_getCursorBinaryOperatorKind(step) == CXBinaryOperator_Assign) {
+        CXCursor r = strip(tr_nth_child(step, 1));
+        *sign = kind(r) == CXCursor_BinaryOperator && clang_getCursorBinaryOperatorKind(r) == CXBinaryOperator_Add &&
+                        refers(tr_nth_child(r, 0), clang_getCursorReferenced(t)) ? 1 : 0;
+        *amount = tr_nth_child(r, 1);
+    } else {
+        *sign = 0;
+    }
+    return kind(t) == CXCursor_DeclRefExpr && *sign ? clang_getCursorReferenced(t) : clang_getNullCursor();
+}
+
+/* Text that moves the loop variable straight to iteration vast_iters.s0 at the first test of
+ * the condition, where that is what stepping would do: `i OP B` (B not mentioning i) with a
+ * 64-bit i, a plain invariant step S, and the step going the condition's way at run time
+ * (tested: else the loop steps there as without it). The condition is monotone in i then, so
+ * an item whose loop ends before s0 still fails it after the jump. NULL when not applicable;
+ * without it each launch steps through the iterations before its range. */
+static char *jump_text(struct tr_unit *u, CXCursor f)
+{
+    int sign;
+    CXCursor amount, cond = strip(tr_nth_child(f, 1)), var = step_var(tr_nth_child(f, 2), &sign, &amount);
+    CXType vt = clang_getCanonicalType(clang_getCursorType(var));
+    if (clang_Cursor_isNull(var) || clang_Type_getSizeOf(vt) != 8 || kind(cond) != CXCursor_BinaryOperator ||
+        (!clang_Cursor_isNull(amount) && !plain_invariant(amount, var)))
+        return NULL;
+    int sgn;
+    switch (vt.kind) {
+    case CXType_Long: case CXType_LongLong: sgn = 1; break;
+    case CXType_ULong: case CXType_ULongLong: sgn = 0; break;
+    default: return NULL;
+    }
+    enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(cond);
+    int up = op == CXBinaryOperator_LT || op == CXBinaryOperator_LE, down = op == CXBinaryOperator_GT ||
+                                                                         op == CXBinaryOperator_GE;
+    if (!(up || down))
+        return NULL;
+    if (refers(tr_nth_child(cond, 1), var) && !mentions(tr_nth_child(cond, 0), var))
+        up = !up, down = !down; /* B < i */
+    else if (!refers(tr_nth_child(cond, 0), var) || mentions(tr_nth_child(cond, 1), var))
+        return NULL;
+    unsigned as = 0, ae = 0;
+    if (!clang_Cursor_isNull(amount) && tr_cursor_span(amount, &as, &ae) != 0)
+        return NULL;
+    CXString name = clang_getCursorSpelling(var);
+    struct strbuf b = {0}, s = {0};
+    if (clang_Cursor_isNull(amount))
+        strbuf_puts(&s, "1");
+    else
+        strbuf_append(&s, u->text + as, ae - as);
+    strbuf_printf(&b, "((vast_it < vast_iters.s0 && (%s) %s 0) ? (void)(%s %s= (%s)vast_iters.s0 * (%s), vast_it = "
+                      "vast_iters.s0) : (void)0, ",
+                  s.data, (sign > 0) == (up != 0) ? ">" : "<", clang_getCString(name), sign > 0 ? "+" : "-",
+                  sgn ? "long" : "ulong", s.data);
+    clang_disposeString(name);
+    strbuf_free(&s);
+    return strbuf_take(&b);
+}
+
 /* ---- rewrite ---------------------------------------------------------------------- */
 
 static void rewrite_loop(struct tr_unit *u, CXCursor f)
@@ -350,9 +477,15 @@ static void rewrite_loop(struct tr_unit *u, CXCursor f)
     struct tr_edits *e = &u->edits;
     tr_edit_add(e, fs, 0, fe - fs + 2, "{ ulong vast_it = 0; ", "{ ulong vast_it = 0; ");
     tr_edit_add(e, fe, 1, fe - fs + 2, " }", " }");
-    tr_edit_add(e, cs, 0, ce - cs + 1, "(", "(");
-    tr_edit_add(e, ce, 1, ce - cs + 1, ") && vast_it < vast_iters.s1",
-                ") && (vast_it < vast_iters.s1 || (vast_status[2] = 1u, 0))");
+    char *jump = jump_text(u, f);
+    struct strbuf open = {0};
+    strbuf_printf(&open, "%s(", jump ? jump : "");
+    tr_edit_add(e, cs, 0, ce - cs + 1, open.data, open.data);
+    tr_edit_add(e, ce, 1, ce - cs + 1, jump ? ")) && vast_it < vast_iters.s1" : ") && vast_it < vast_iters.s1",
+                jump ? ")) && (vast_it < vast_iters.s1 || (vast_status[2] = 1u, 0))"
+                     : ") && (vast_it < vast_iters.s1 || (vast_status[2] = 1u, 0))");
+    strbuf_free(&open);
+    free(jump);
     tr_edit_add(e, ss, 0, se - ss + 1, "(", "(");
     tr_edit_add(e, se, 1, se - ss + 1, "), vast_it++", "), vast_it++");
     tr_edit_add(e, bs, 0, be - bs + 1, "if (vast_it >= vast_iters.s0) ", "if (vast_it >= vast_iters.s0) ");

@@ -52,12 +52,37 @@ static void test_pyopencl_elementwise(void **state)
         "  ;\n}\n");
     assert_true(r->kernels[0].iteration_ranges);
     const char *p = r->paged_source, *q = r->inspector_source;
-    assert_non_null(strstr(p, "{ ulong vast_it = 0; for (i = work_group_start + lid; (i < n) && vast_it < "
-                              "vast_iters.s1; (i += gsize), vast_it++) if (vast_it >= vast_iters.s0) {"));
+    /* a 64-bit counter, `i < n` and a plain step: the first test jumps to iteration s0 */
+    assert_non_null(strstr(p, "{ ulong vast_it = 0; for (i = work_group_start + lid; ((vast_it < vast_iters.s0 && "
+                              "(gsize) > 0) ? (void)(i += (long)vast_iters.s0 * (gsize), vast_it = vast_iters.s0) "
+                              ": (void)0, (i < n)) && vast_it < vast_iters.s1; (i += gsize), vast_it++) if "
+                              "(vast_it >= vast_iters.s0) {"));
     assert_non_null(strstr(p, ", ulong2 vast_iters)"));
-    assert_non_null(strstr(q, "(i < n) && (vast_it < vast_iters.s1 || (vast_status[2] = 1u, 0))"));
+    assert_non_null(strstr(q, "(i < n)) && (vast_it < vast_iters.s1 || (vast_status[2] = 1u, 0))"));
     assert_non_null(strstr(q, ", ulong2 vast_iters)"));
     translate_result_free(r);
+}
+
+/* A step with a work-item function (renamed in the text) or a 32-bit counter: no jump, the
+ * loop steps through the iterations before s0. */
+static void test_no_jump(void **state)
+{
+    (void)state;
+    static const char *const srcs[] = {
+        "__kernel void k(__global float *y, ulong n) {\n"
+        "  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) { y[i] = 1; } }\n",
+        "__kernel void k(__global float *y, int n) {\n"
+        "  for (int i = get_global_id(0); i < n; i += 64) { y[i] = 1; } }\n",
+        "__kernel void k(__global float *y, long n) {\n"
+        "  for (long i = get_global_id(0); i != n; i += 64) { y[i] = 1; } }\n",
+    };
+    for (size_t c = 0; c < sizeof srcs / sizeof srcs[0]; c++) {
+        struct translate_result *r = tr(srcs[c]);
+        assert_true(r->kernels[0].iteration_ranges);
+        assert_null(strstr(r->paged_source, "vast_it = vast_iters.s0"));
+        assert_non_null(strstr(r->paged_source, "if (vast_it >= vast_iters.s0)"));
+        translate_result_free(r);
+    }
 }
 
 static void test_eligible_shapes(void **state)
@@ -163,6 +188,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pyopencl_elementwise),
+        cmocka_unit_test(test_no_jump),
         cmocka_unit_test(test_eligible_shapes),
         cmocka_unit_test(test_ineligible),
     };
