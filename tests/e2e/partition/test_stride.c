@@ -6,10 +6,15 @@
  *
  *   axpb       pyopencl's elementwise kernel: pointer offsets in loop_prep (x's is not 0),
  *              `long i` declared before `for (i = work_group_start + lid; i < n; i += gsize)`,
- *              an empty after_loop; z = a*x + b*y over an odd n
+ *              an empty after_loop; z = a*x + b*y over an odd n; launched twice (the second
+ *              launch reuses the plan)
  *   range      pyopencl's use_range variant with its sign test, start 5, step 3
  *   range_neg  the same kernel with a negative step (start n - 1, stop 0, step -2)
  *   hash       integer work, `for (size_t i = get_global_id(0); ...)`: bit-identical
+ *   gather     out[i] = x[idx[i]] * 3: data-dependent reads fault (required with 4 KiB pages)
+ *              and the faulted work-groups run again with the same iteration range
+ *   inplace    y[i] = y[i] * a + x[i], launched twice: not safe to re-execute (restored
+ *              around retries, one partition at a time)
  *   accum      an accumulator (acc += a[i] * a[i], stored after the loop): its iterations must
  *              not be split; it must either run correctly or be refused with
  *              CL_OUT_OF_RESOURCES and a "vast: error:" line naming it, buffers untouched
@@ -30,6 +35,7 @@ struct stride_test {
     const char *name, *kernel;
     enum expect expect;
     void (*make)(struct job *j, size_t page);
+    bool faults_4k; /* with 4 KiB pages, VAST_STATS must show faults and retries */
 };
 
 static uint64_t seed;
@@ -92,7 +98,7 @@ static void make_axpb(struct job *j, size_t page)
         "}\n";
     s_n = elements(page);
     size_t n = (size_t)s_n;
-    *j = (struct job){src, "", "axpb", 1, {8192}, {128}, {0}, true, false, 0, 9,
+    *j = (struct job){src, "", "axpb", 1, {8192}, {128}, {0}, true, false, 2, 9,
                       {BUF(n * 4, poison(n * 4)), SCAL(s_off0), SCAL(s_a), BUF(n * 4 + 12, rnd_f32(n + 3)),
                        SCAL(s_xoff), SCAL(s_b), BUF(n * 4, rnd_f32(n)), SCAL(s_off0), SCAL(s_n)}};
 }
@@ -148,6 +154,35 @@ static void make_hash(struct job *j, size_t page)
                       {BUF(n * 4, rnd_u32(n)), BUF(n * 4, poison(n * 4)), SCAL(s_un)}};
 }
 
+static cl_uint s_nx = 12007;
+static void make_gather(struct job *j, size_t page)
+{
+    static const char *src =
+        "__kernel void gather(__global const uint *idx, __global const float *x, __global float *out, long n) {\n"
+        "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) { out[i] = x[idx[i]] * 3.0f; }\n"
+        "}\n";
+    s_n = elements(page);
+    size_t n = (size_t)s_n;
+    uint32_t *idx = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)(harness_rand(&seed) % s_nx);
+    *j = (struct job){src, "", "gather", 1, {8192}, {64}, {0}, true, false, 0, 4,
+                      {BUF(n * 4, idx), BUF(s_nx * 4, rnd_f32(s_nx)), BUF(n * 4, poison(n * 4)), SCAL(s_n)}};
+}
+
+static void make_inplace(struct job *j, size_t page)
+{
+    static const char *src =
+        "__kernel void inplace(__global float *y, __global const float *x, float a, long n) {\n"
+        "  long i;\n"
+        "  for (i = get_global_id(0); i < n; i += get_global_size(0)) { y[i] = y[i] * a + x[i]; }\n"
+        "}\n";
+    s_n = elements(page);
+    size_t n = (size_t)s_n;
+    *j = (struct job){src, "", "inplace", 1, {4096}, {128}, {0}, true, false, 2, 4,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, rnd_f32(n)), SCAL(s_a), SCAL(s_n)}};
+}
+
 static void make_accum(struct job *j, size_t page)
 {
     static const char *src =
@@ -163,11 +198,13 @@ static void make_accum(struct job *j, size_t page)
 }
 
 static const struct stride_test tests[] = {
-    {"axpb", "axpb", STRIDED, make_axpb},
-    {"range", "axpb_range", STRIDED, make_range},
-    {"range_neg", "axpb_range", STRIDED, make_range_neg},
-    {"hash", "hash", STRIDED, make_hash},
-    {"accum", "accum", CORRECT_OR_REFUSED, make_accum},
+    {"axpb", "axpb", STRIDED, make_axpb, false},
+    {"range", "axpb_range", STRIDED, make_range, false},
+    {"range_neg", "axpb_range", STRIDED, make_range_neg, false},
+    {"hash", "hash", STRIDED, make_hash, false},
+    {"gather", "gather", STRIDED, make_gather, true},
+    {"inplace", "inplace", STRIDED, make_inplace, false},
+    {"accum", "accum", CORRECT_OR_REFUSED, make_accum, false},
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
@@ -233,6 +270,10 @@ static int judge(const struct stride_test *t, size_t page, size_t budget, size_t
                  r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
     else if (t->expect == STRIDED && parts < 2)
         snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
+    else if (t->faults_4k && page == (4u << 10) &&
+             (harness_stat(r->out, t->kernel, "partitioned", "faults") <= 0 ||
+              harness_stat(r->out, t->kernel, "partitioned", "retries") <= 0))
+        snprintf(why, sizeof why, "no faults and retries: the retry path of iteration ranges was not exercised");
     else if (t->expect == STRIDED &&
              !harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "iteration ranges", NULL}))
         snprintf(why, sizeof why, "no 'vast: info:' line saying that '%s' ran its loops in iteration ranges",
