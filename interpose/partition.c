@@ -452,13 +452,13 @@ static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first,
             plan_add(pl, row, pages, add, addu);
             continue;
         }
-        if (w == 1 && in->host) { /* perhaps only the superset is too big: vast_partition_plan asks the device */
-            in->host_over = true;
+        if (w == 1 && r->tk->iteration_ranges) { /* vast_partition_plan splits its loops */
+            in->wg_over = true;
             err = CL_OUT_OF_RESOURCES;
             break;
         }
-        if (w == 1 && r->tk->iteration_ranges) { /* vast_partition_plan splits its loops */
-            in->wg_over = true;
+        if (w == 1 && in->host) { /* perhaps only the superset is too big: vast_partition_plan asks the device */
+            in->host_over = true;
             err = CL_OUT_OF_RESOURCES;
             break;
         }
