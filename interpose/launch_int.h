@@ -126,6 +126,9 @@ cl_int vast_partition_inspect_iters(struct vast_paged *r, size_t first, size_t e
 /* stride.c: partitions of loop iterations for kernels with grid-stride loops whose single
  * work-group exceeds the budget (CL_OUT_OF_RESOURCES, logged, when one iteration does). */
 cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
+/* Before running a plan (parts NULL: a stride plan being made): partitions of iteration
+ * ranges over a written buffer passed twice must not overlap (sets r->needs_restore). */
+void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n);
 /* Sets the iteration range argument (vast_iters) of a real paged or inspector kernel when
  * the kernel has one (end 0: all iterations). */
 cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end);

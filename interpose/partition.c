@@ -610,6 +610,7 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
     uint8_t *key = plan_key(r, &key_len);
     *parts = key != NULL ? cache_get(r->cmd->kernel, key, key_len, r->pages, nparts) : NULL;
     if (*parts != NULL) {
+        vast_stride_prepare(r, *parts, *nparts);
         free(key);
         r->c.plan_ns += vast_now_ns() - t0;
         vast_info("kernel '%s': %zu partition(s), the plan of its previous launch (same layout, arguments and "

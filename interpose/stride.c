@@ -29,6 +29,7 @@
 #include "check.h"
 #include "pagecache.h"
 #include "translate.h"
+#include "vbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,10 +139,35 @@ static cl_int plan_block(struct splan *pl, size_t g0, size_t g1, uint64_t *c, bo
     return err;
 }
 
+/* Whether a written buffer reaches the kernel through two arguments: an iteration may then
+ * read, through one, what an earlier iteration of its work-item wrote through the other. */
+static bool aliased_writes(const struct vast_paged *r)
+{
+    for (size_t i = 0; i < r->nva; i++)
+        for (size_t k = i + 1; k < r->nva; k++)
+            if ((r->va[i].writable || r->va[k].writable) && vast_mem_root(r->va[i].m) == vast_mem_root(r->va[k].m))
+                return true;
+    return false;
+}
+
+void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n)
+{
+    bool ranges = parts == NULL;
+    for (size_t i = 0; i < n && !ranges; i++)
+        ranges = parts[i].iter_end != 0;
+    /* Partitions of one plan overlap on the device (paged.c's pipeline), which work-groups
+     * may, but iterations of one work-item may not when one reads what an earlier one wrote:
+     * the translator's read-and-write buffers (needs_restore already) and aliased buffers
+     * then run one partition at a time. */
+    if (ranges && aliased_writes(r))
+        r->needs_restore = true;
+}
+
 cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
 {
     size_t block = r->total_groups;
     cl_int err;
+    vast_stride_prepare(r, NULL, 0);
     for (;;) {
         struct splan pl = {r, NULL, 0, 0, NULL, 0};
         uint64_t c = 1;
