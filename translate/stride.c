@@ -8,7 +8,8 @@
  * iterations shrinks the pages a launch touches with the range. That is only legal when
  * running iterations [a, b) in one launch and [b, c) in a later one gives what one launch
  * gives, so a kernel qualifies only when:
- *  - every __global access (lvalue, builtin or helper call with a __global pointer) is in
+ *  - every __global access (lvalue, builtin or helper call with a __global pointer; image
+ *    and printf calls count too) is in
  *    the body of a restricted loop; a restricted loop is a `for` with all three header
  *    parts and a compound body, reached from the kernel body through compound statements
  *    and if/else branches only, its header free of global accesses and helper calls;
@@ -116,6 +117,9 @@ static void scan_call(struct scan *s, CXCursor c)
     }
     if (!tr_find_fn(s->u, f)) {
         s->sync |= is_sync(f);
+        /* effects outside buffers: they must happen once per iteration, not once per launch */
+        if (name_starts(f, "write_image") || name_starts(f, "read_image") || name_starts(f, "printf"))
+            s->global = 1;
         return;
     }
     s->helper = 1;

@@ -168,6 +168,10 @@ static void test_ineligible(void **state)
         "__kernel void k(__global float *a, long n) {\n"
         "  float s = 0;\n"
         "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) { bump(&s, a[i]); a[i] = s; } }\n",
+        /* printf outside the loop: once per launch */
+        "__kernel void k(__global float *a, long n) {\n"
+        "  printf(\"start\\n\");\n"
+        "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) { a[i] = 1; } }\n",
         /* a helper with a barrier */
         "void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }\n"
         "__kernel void k(__global float *a, long n) {\n"
