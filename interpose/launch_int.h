@@ -97,6 +97,7 @@ struct vast_partition {
     size_t count; /* pages in set */
     size_t sticky; /* of them, pages other partitions faulted (paged.c, add_sticky) */
     bool own_only; /* one work-group that did not fit beside such pages: it gets none */
+    uint64_t iter_first, iter_end; /* iterations of grid-stride loops (stride.c); iter_end 0: all */
 };
 
 /* paged.c */
@@ -133,5 +134,20 @@ void vast_partition_close(struct vast_paged *r);
 /* Drops the kernel's kept plan (kernel release). */
 void vast_partition_forget(cl_kernel k);
 void vast_partitions_free(struct vast_partition *parts, size_t n);
+/* Like vast_partition_inspect, with the kernel's grid-stride loops restricted to iterations
+ * [it0, it1) (it1 0: all; then the host's sets may serve); *more (may be NULL): a work-item
+ * has iterations at or past it1. */
+cl_int vast_partition_inspect_iters(struct vast_paged *r, size_t first, size_t end, uint64_t it0, uint64_t it1,
+                                    uint8_t *set, bool *more);
+
+/* stride.c: partitions of loop iterations for kernels with grid-stride loops whose single
+ * work-group exceeds the budget (CL_OUT_OF_RESOURCES, logged, when one iteration does). */
+cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
+/* Before running a plan (parts NULL: a stride plan being made): partitions of iteration
+ * ranges over a written buffer passed twice must not overlap (sets r->needs_restore). */
+void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n);
+/* Sets the iteration range argument (vast_iters) of a real paged or inspector kernel when
+ * the kernel has one (end 0: all iterations). */
+cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end);
 
 #endif

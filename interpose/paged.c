@@ -699,7 +699,8 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     if (err == CL_SUCCESS)
         add_to_sticky(r, add);
     bool fits = p->count + n <= r->pool->nframes;
-    if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0) { /* else split: own pages only */
+    /* else split: own pages only, or halves of its loops' iterations (split_partition) */
+    if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0 && p->iter_end <= p->iter_first + 1) {
         vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
                    "(VAST_DEVICE_MEMORY)",
                    r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
@@ -773,7 +774,9 @@ static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t firs
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
-    cl_int err = enqueue_partition(r, f->slot, first, end, &f->kev, &f->fev);
+    cl_int err = vast_paged_set_iters(r, r->pk, f->p->iter_first, f->p->iter_end);
+    if (err == CL_SUCCESS)
+        err = enqueue_partition(r, f->slot, first, end, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
         cl_event ev[2] = {f->kev, f->fev};
         for (int i = 0; i < 2; i++)
@@ -865,18 +868,30 @@ static cl_int land_behind(struct vast_paged *r, struct flight *q, struct flight 
 static cl_int split_partition(struct vast_paged *r, const struct vast_partition *p, struct vast_partition **stack,
                               size_t *depth)
 {
+    /* One work-group: halves of its loops' iterations where it has them (stride.c) and no
+     * pages of other partitions, else once more with its own pages only. */
     bool alone = p->end - p->first < 2;
+    bool iter_halves = alone && p->sticky == 0 && p->iter_end > p->iter_first + 1;
+    bool own_only = alone && !iter_halves;
     size_t mid = alone ? p->end : p->first + (p->end - p->first) / 2;
     VAST_RETURN_IF(*depth + 2 > SPLIT_DEPTH, CL_OUT_OF_RESOURCES, "kernel '%s': partitions split too often",
                    r->cmd->kernel->name);
     struct vast_partition *h = calloc(2, sizeof *h);
     VAST_RETURN_IF(h == NULL, CL_OUT_OF_HOST_MEMORY, "split");
-    h[0] = (struct vast_partition){p->first, mid, NULL, 0, 0, alone};
-    h[1] = (struct vast_partition){mid, p->end, NULL, 0, 0, false};
+    h[0] = (struct vast_partition){.first = p->first, .end = mid, .own_only = own_only,
+                                   .iter_first = p->iter_first, .iter_end = p->iter_end};
+    h[1] = (struct vast_partition){.first = mid, .end = p->end, .iter_first = p->iter_first, .iter_end = p->iter_end};
+    if (iter_halves) {
+        uint64_t imid = p->iter_first + (p->iter_end - p->iter_first) / 2;
+        h[0] = (struct vast_partition){.first = p->first, .end = p->end, .iter_first = p->iter_first, .iter_end = imid};
+        h[1] = (struct vast_partition){.first = p->first, .end = p->end, .iter_first = imid, .iter_end = p->iter_end};
+    }
     cl_int err = CL_SUCCESS;
-    for (int k = 0; k < 2 - alone && err == CL_SUCCESS; k++) {
+    for (int k = 0; k < 2 - own_only && err == CL_SUCCESS; k++) {
         h[k].set = calloc(r->pages, 1);
-        err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY : vast_partition_inspect(r, h[k].first, h[k].end, h[k].set);
+        err = h[k].set == NULL ? CL_OUT_OF_HOST_MEMORY
+                               : vast_partition_inspect_iters(r, h[k].first, h[k].end, h[k].iter_first,
+                                                              h[k].iter_end, h[k].set, NULL);
         h[k].count = h[k].set ? vast_set_count(h[k].set, r->pages) : 0;
     }
     if (err != CL_SUCCESS) {
@@ -885,7 +900,7 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
         free(h);
         return err;
     }
-    if (!alone)
+    if (!own_only)
         stack[(*depth)++] = &h[1]; /* h[0] runs first; h owns both (freed with h[0]) */
     stack[(*depth)++] = &h[0];
     return CL_SUCCESS;

@@ -27,6 +27,9 @@
  * inspector, and so is a launch whose arguments the evaluation cannot bound. VAST_INSPECT=device
  * always runs the inspector; VAST_INSPECT=check runs both and fails the launch when a host row
  * misses a page the inspector marked (tests).
+ *
+ * A work-group alone over the budget in a kernel whose grid-stride loops may run in iteration
+ * ranges (translate.h, iteration_ranges): stride.c plans partitions of loop iterations instead.
  */
 #include "launch_int.h"
 
@@ -60,6 +63,9 @@ struct vast_inspect {
     cl_mem pas, status;
     size_t max_rows;
     uint8_t *rows; /* host copy of the last window */
+    uint64_t iter_first, iter_end; /* iteration range of the inspector's runs (stride.c) */
+    bool more;     /* the last run: a work-item has iterations past iter_end */
+    bool wg_over;  /* a work-group alone exceeded the budget (its loops may be split) */
 };
 
 struct plan {
@@ -169,11 +175,14 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(in->ik, n + 6, sizeof pascfg, &pascfg);
     if (err == CL_SUCCESS)
+        err = vast_paged_set_iters(r, in->ik, in->iter_first, in->iter_end);
+    if (err == CL_SUCCESS)
         err = vast_paged_enqueue(r, r->rq, in->ik, n + 7, first, end, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->status, CL_FALSE, 0, sizeof status, status, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->pas, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
+    in->more = status[2] != 0;
     if (err == CL_SUCCESS && status[0] != 0)
         vast_info("kernel '%s': the inspector's loop budget ran out; faults will complete its page sets",
                   r->cmd->kernel->name);
@@ -479,6 +488,11 @@ static cl_int plan_range(struct vast_inspect *in, struct plan *pl, size_t first,
             plan_add(pl, row, pages, add, addu);
             continue;
         }
+        if (w == 1 && r->tk->iteration_ranges) { /* vast_partition_plan splits its loops */
+            in->wg_over = true;
+            err = CL_OUT_OF_RESOURCES;
+            break;
+        }
         if (w == 1 && in->host) { /* perhaps only the superset is too big: vast_partition_plan asks the device */
             in->host_over = true;
             err = CL_OUT_OF_RESOURCES;
@@ -678,6 +692,7 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
     uint8_t *key = plan_key(r, &key_len);
     *parts = key != NULL ? cache_get(r->cmd->kernel, key, key_len, r->pages, nparts) : NULL;
     if (*parts != NULL) {
+        vast_stride_prepare(r, *parts, *nparts);
         free(key);
         r->c.plan_ns += vast_now_ns() - t0;
         vast_info("kernel '%s': %zu partition(s), the plan of its previous launch (same layout, arguments and "
@@ -695,6 +710,10 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         vast_partition_close(r);
         err = plan_once(r, &pl, &w);
     }
+    if (err == CL_OUT_OF_RESOURCES && r->insp != NULL && r->insp->wg_over) { /* loop iterations (stride.c) */
+        pl = (struct plan){.nframes = r->pool->nframes, .open = r->total_groups};
+        err = vast_stride_plan(r, &pl.parts, &pl.n); /* frees its partitions on failure */
+    }
     if (err == CL_SUCCESS && key != NULL && r->slices == 0)
         cache_put(r->cmd->kernel, key, key_len, pl.parts, pl.n, r->pages);
     else
@@ -709,6 +728,22 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         r->c.host_plans++;
     vast_info("kernel '%s': %zu partition(s) in a budget of %zu pages, %zu work-groups per PAS row, page sets %s",
               r->cmd->kernel->name, pl.n, pl.nframes, w, r->insp != NULL && r->insp->host ? "on the host" : "by the inspector");
+    return err;
+}
+
+cl_int vast_partition_inspect_iters(struct vast_paged *r, size_t first, size_t end, uint64_t it0, uint64_t it1,
+                                    uint8_t *set, bool *more)
+{
+    cl_int err = inspector_ready(r);
+    if (err != CL_SUCCESS)
+        return err;
+    r->insp->iter_first = it0;
+    r->insp->iter_end = it1;
+    if (it1 != 0)
+        r->insp->host = false; /* host sets know no iteration ranges */
+    err = vast_partition_inspect(r, first, end, set);
+    if (more != NULL)
+        *more = r->insp->more;
     return err;
 }
 

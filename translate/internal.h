@@ -137,5 +137,8 @@ void tr_meta_unit(struct tr_unit *u);
 /* Host page sets of a kernel with a body (affine.c): its __global accesses as affine-ish
  * offsets, or NULL when one is outside the supported class. */
 struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn);
+/* Grid-stride loops (stride.c): 1 when the kernel's loops may run in iteration ranges, after
+ * rewriting them and appending the `ulong2 vast_iters` parameter (translate.h); else 0. */
+int tr_stride_kernel(struct tr_unit *u, struct tr_fn *fn);
 
 #endif

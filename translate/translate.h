@@ -62,7 +62,8 @@
  *                                      virtual page vp
  *   __global uchar *vast_scratch       2 pages as above (loads yield 0, stores vanish)
  *   __global uint *vast_status         [0] loop step budget exhausted (nonzero: PAS may be
- *                                      incomplete), [1] accesses past pas_pages (count)
+ *                                      incomplete), [1] accesses past pas_pages (count),
+ *                                      [2] iterations remain past vast_iters.s1 (below)
  *   ulong4 vast_gsize, vast_goff       as for the paged kernel
  *   ulong4 vast_cfg                    .s0 page shift, .s1 pas_pages, .s2/.s3 flat range
  *   ulong4 vast_pascfg                 .s0 wg_per_chunk (>= 1), .s1 loop step budget,
@@ -73,6 +74,10 @@
  *                                      work-groups
  * Page sets are exact for affine accesses; accesses through loaded values see zeros
  * (metadata data_dependent_addresses) and the paged kernel's fault protocol covers them.
+ *
+ * Kernels with iteration_ranges (struct translate_kernel) take, in both programs, one more
+ * parameter after all the others: `ulong2 vast_iters`, the iterations [s0, s1) of each
+ * work-item's grid-stride loops to run ((0, ~0): all).
  *
  * Build options: the runtime may add -D VAST_PAGE_SHIFT=S (equal to vast_cfg.s0 of every
  * launch) and -D VAST_POOL_CHUNKS=N (1..4, the pool chunks in use) to the returned
@@ -220,6 +225,12 @@ struct translate_kernel {
     int work_group_bound;          /* its work-items meet (barriers, __local memory, work-group
                                       builtins): a work-group cannot run in slices (vast_slab) */
     struct translate_affine *affine; /* host page sets (above); NULL: run the inspector */
+    /* Grid-stride loops (translate/stride.c): 1 when both generated kernels take one more
+     * parameter after all others, `ulong2 vast_iters`, and run only iterations [s0, s1) of
+     * each work-item's loops (0-based; (0, ~0): all); running the ranges of a partition of
+     * [0, ~0) in separate launches then equals one launch. The inspector sets vast_status[2]
+     * when a work-item's loop has iterations at or past s1. */
+    int iteration_ranges;
 };
 
 struct translate_diag {

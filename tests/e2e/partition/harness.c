@@ -310,7 +310,7 @@ cl_int job_run(struct clenv *e, const struct job *j, unsigned char **out)
     cl_int err;
     cl_kernel k = clCreateKernel(p, j->kernel, &err);
     CL_OK(err);
-    cl_mem m[10] = {0};
+    cl_mem m[12] = {0};
     for (unsigned a = 0; a < j->nargs; a++) {
         const struct jarg *g = &j->args[a];
         if (g->kind == JA_BUF) {

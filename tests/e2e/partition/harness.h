@@ -113,7 +113,7 @@ struct job {
     bool has_local, has_offset;
     unsigned launches; /* 0 = 1 */
     unsigned nargs;
-    struct jarg args[10];
+    struct jarg args[12];
 };
 
 /* Builds and launches j on e; every buffer is read back into out[a] (malloc'ed), also after

@@ -1,0 +1,198 @@
+/*
+ * stride.c: planning a launch of a kernel with grid-stride loops in iteration ranges.
+ *
+ * pyopencl's elementwise kernels run a small NDRange whose work-items loop over the whole
+ * data (`for (i = gid; i < n; i += gsize)`): one work-group touches every page, so the
+ * work-group partitions of partition.c cannot fit a small budget. When the translator found
+ * that the kernel's loops may run in iteration ranges (translate.h, iteration_ranges: the
+ * kernels take `ulong2 vast_iters` as their last parameter), a partition is a range of
+ * work-groups AND a range [iter_first, iter_end) of every work-item's loop iterations.
+ *
+ * The plan (vast_stride_plan, called by partition.c when a single work-group exceeds the
+ * budget): the work-groups are taken in blocks (all of them, or halves until one iteration
+ * of a block fits the budget); per block, iteration ranges are grown from the end of the last
+ * one: the inspector runs over the block with the range restricted, giving its exact page set
+ * and whether any work-item has iterations past the range ("more", vast_status[2]). A range
+ * is kept when it fits beside its predecessor (the rule of partition.c's plan_fits), doubled
+ * while it fits and stays small, halved while it does not; a one-iteration range that fits
+ * the budget alone runs without overlap. The block's plan ends when no work-item has more.
+ * Each range costs one or two inspector launches; each launch skips the iterations before its
+ * range (condition and step only), so a loop of K iterations in P partitions costs O(P * K)
+ * loop steps per work-item in total.
+ *
+ * Faults, retries and splits work per partition as before (paged.c); a partition keeps its
+ * iteration range through retries, and a single-work-group partition splits its range.
+ */
+#include "launch_int.h"
+
+#include "api.h"
+#include "check.h"
+#include "pagecache.h"
+#include "translate.h"
+#include "vbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PARTITIONS ((size_t)1 << 22)
+#define MAX_RANGE ((uint64_t)1 << 40)
+
+cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end)
+{
+    if (r->tk == NULL || !r->tk->iteration_ranges)
+        return CL_SUCCESS;
+    cl_uint n = 0;
+    cl_int err = r->d->clGetKernelInfo(real, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
+    cl_ulong2 v = {{first, end != 0 ? end : CL_ULONG_MAX}};
+    if (err == CL_SUCCESS && n == 0)
+        err = CL_INVALID_KERNEL;
+    return err == CL_SUCCESS ? r->d->clSetKernelArg(real, n - 1, sizeof v, &v) : err; /* vast_iters: the last */
+}
+
+struct splan {
+    struct vast_paged *r;
+    struct vast_partition *parts;
+    size_t n, cap;
+    const uint8_t *prev; /* the last partition's set, NULL at a block's start */
+    size_t prev_count;
+};
+
+/* partition.c's plan_fits for a candidate set: with its predecessor, and its successor's
+ * additions, within the budget. */
+static bool fits(const struct splan *pl, const uint8_t *set, size_t count)
+{
+    size_t nframes = pl->r->pool->nframes, added = count;
+    if (pl->prev != NULL)
+        for (size_t i = 0; i < pl->r->pages; i++)
+            added -= set[i] && pl->prev[i];
+    return pl->prev_count + added <= nframes && count + added <= nframes;
+}
+
+static cl_int probe(struct splan *pl, size_t g0, size_t g1, uint64_t k, uint64_t c, uint8_t *set, size_t *count,
+                    bool *more)
+{
+    memset(set, 0, pl->r->pages);
+    cl_int err = vast_partition_inspect_iters(pl->r, g0, g1, k, k + c, set, more);
+    *count = vast_set_count(set, pl->r->pages);
+    return err;
+}
+
+static cl_int emit(struct splan *pl, size_t g0, size_t g1, uint64_t k, uint64_t c, uint8_t *set, size_t count)
+{
+    VAST_RETURN_IF(pl->n == MAX_PARTITIONS, CL_OUT_OF_RESOURCES, "kernel '%s': more than %zu partitions",
+                   pl->r->cmd->kernel->name, MAX_PARTITIONS);
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 16;
+        struct vast_partition *grown = realloc(pl->parts, cap * sizeof *grown);
+        VAST_RETURN_IF(grown == NULL, CL_OUT_OF_HOST_MEMORY, "partitions");
+        pl->parts = grown;
+        pl->cap = cap;
+    }
+    pl->parts[pl->n++] =
+        (struct vast_partition){.first = g0, .end = g1, .set = set, .count = count, .iter_first = k, .iter_end = k + c};
+    pl->prev = set;
+    pl->prev_count = count;
+    return CL_SUCCESS;
+}
+
+/* The iteration ranges of work-groups [g0, g1); *too_big when one iteration of them alone
+ * exceeds the budget. *c carries the range length from block to block. */
+static cl_int plan_block(struct splan *pl, size_t g0, size_t g1, uint64_t *c, bool *too_big)
+{
+    struct vast_paged *r = pl->r;
+    size_t nframes = r->pool->nframes, count = 0, count2 = 0;
+    uint8_t *set = malloc(r->pages), *set2 = malloc(r->pages);
+    cl_int err = set != NULL && set2 != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    bool more = true, more2 = false;
+    pl->prev = NULL;
+    pl->prev_count = 0;
+    for (uint64_t k = 0; err == CL_SUCCESS && more;) {
+        bool ok = false;
+        for (;;) { /* halve the range until it fits beside its predecessor */
+            err = probe(pl, g0, g1, k, *c, set, &count, &more);
+            if (err != CL_SUCCESS || (ok = fits(pl, set, count)) || *c == 1)
+                break;
+            *c /= 2;
+        }
+        if (err == CL_SUCCESS && !ok && count > nframes) {
+            *too_big = true;
+            break;
+        }
+        /* double while it fits and is small: in steady state one inspector launch per range */
+        while (err == CL_SUCCESS && ok && more && count * 4 <= nframes && *c < MAX_RANGE) {
+            err = probe(pl, g0, g1, k, *c * 2, set2, &count2, &more2);
+            if (err != CL_SUCCESS || !fits(pl, set2, count2))
+                break;
+            uint8_t *t = set;
+            set = set2, set2 = t;
+            count = count2, more = more2, *c *= 2;
+        }
+        if (err == CL_SUCCESS)
+            err = emit(pl, g0, g1, k, *c, set, count);
+        if (err == CL_SUCCESS) {
+            k += *c;
+            set = malloc(r->pages); /* the partition owns the last one */
+            err = set != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+        }
+    }
+    free(set);
+    free(set2);
+    return err;
+}
+
+/* Whether a written buffer reaches the kernel through two arguments: an iteration may then
+ * read, through one, what an earlier iteration of its work-item wrote through the other. */
+static bool aliased_writes(const struct vast_paged *r)
+{
+    for (size_t i = 0; i < r->nva; i++)
+        for (size_t k = i + 1; k < r->nva; k++)
+            if ((r->va[i].writable || r->va[k].writable) && vast_mem_root(r->va[i].m) == vast_mem_root(r->va[k].m))
+                return true;
+    return false;
+}
+
+void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n)
+{
+    bool ranges = parts == NULL;
+    for (size_t i = 0; i < n && !ranges; i++)
+        ranges = parts[i].iter_end != 0;
+    /* Partitions of one plan overlap on the device (paged.c's pipeline), which work-groups
+     * may, but iterations of one work-item may not when one reads what an earlier one wrote:
+     * the translator's read-and-write buffers (needs_restore already) and aliased buffers
+     * then run one partition at a time. */
+    if (ranges && aliased_writes(r))
+        r->needs_restore = true;
+}
+
+cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
+{
+    size_t block = r->total_groups;
+    cl_int err;
+    vast_stride_prepare(r, NULL, 0);
+    for (;;) {
+        struct splan pl = {r, NULL, 0, 0, NULL, 0};
+        uint64_t c = 1;
+        bool too_big = false;
+        err = CL_SUCCESS;
+        for (size_t g0 = 0; g0 < r->total_groups && err == CL_SUCCESS && !too_big; g0 += block)
+            err = plan_block(&pl, g0, g0 + block < r->total_groups ? g0 + block : r->total_groups, &c, &too_big);
+        if (err == CL_SUCCESS && !too_big) {
+            *parts = pl.parts;
+            *nparts = pl.n;
+            vast_info("kernel '%s': a work-group alone exceeds the budget; its grid-stride loops run in %zu "
+                      "partition(s) of iteration ranges over blocks of %zu work-group(s)",
+                      r->cmd->kernel->name, pl.n, block);
+            return CL_SUCCESS;
+        }
+        vast_partitions_free(pl.parts, pl.n);
+        if (err != CL_SUCCESS)
+            return err;
+        if (block == 1) {
+            vast_error("kernel '%s': one loop iteration of a single work-group touches more pages than the device "
+                       "budget (VAST_DEVICE_MEMORY) holds (%zu): it cannot run partitioned",
+                       r->cmd->kernel->name, r->pool->nframes);
+            return CL_OUT_OF_RESOURCES;
+        }
+        block = (block + 1) / 2;
+    }
+}

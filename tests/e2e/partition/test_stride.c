@@ -1,0 +1,352 @@
+/* test_stride.c - grid-stride loops (issue 13, defect 8) through the OpenCL API: kernels
+ * shaped like pyopencl's elementwise ones, whose small NDRange loops over data many times the
+ * device budget, so that one work-group alone touches every page. Each runs on PoCL and
+ * through VAST in one process (ICD mode) at 4 MiB with 64 KiB pages and at 256 KiB with
+ * 4 KiB pages; results must be byte-identical.
+ *
+ *   axpb       pyopencl's elementwise kernel: pointer offsets in loop_prep (x's is not 0),
+ *              `long i` declared before `for (i = work_group_start + lid; i < n; i += gsize)`,
+ *              an empty after_loop; z = a*x + b*y over an odd n; launched twice (the second
+ *              launch reuses the plan)
+ *   range      pyopencl's use_range variant with its sign test, start 5, step 3
+ *   range_neg  the same kernel with a negative step (start n - 1, stop 0, step -2)
+ *   hash       integer work, `for (size_t i = get_global_id(0); ...)`: bit-identical
+ *   gather     out[i] = x[idx[i]] * 3: data-dependent reads fault (required with 4 KiB pages)
+ *              and the faulted work-groups run again with the same iteration range
+ *   inplace    y[i] = y[i] * a + x[i], launched twice: not safe to re-execute (restored
+ *              around retries, one partition at a time)
+ *   accum      an accumulator (acc += a[i] * a[i], stored after the loop): its iterations must
+ *              not be split; it must either run correctly or be refused with
+ *              CL_OUT_OF_RESOURCES and a "vast: error:" line naming it, buffers untouched
+ *
+ * The grid-stride cases must run partitioned (VAST_STATS partitions >= 2) with a "vast: info:"
+ * line saying that the kernel's loops ran in iteration ranges. Usage:
+ *   partition_stride [--pages 4K,64K] [--only NAME[,NAME]] [--flip]
+ * --flip flips one byte of VAST's result: every case that ran must then FAIL. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum expect { STRIDED, CORRECT_OR_REFUSED };
+
+struct stride_test {
+    const char *name, *kernel;
+    enum expect expect;
+    void (*make)(struct job *j, size_t page);
+    bool faults_4k; /* with 4 KiB pages, VAST_STATS must show faults and retries */
+};
+
+static uint64_t seed;
+static void *rnd_f32(size_t n)
+{
+    float *v = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)((double)(harness_rand(&seed) >> 40) / (double)(1 << 23) - 1.0);
+    return v;
+}
+static void *rnd_u32(size_t n)
+{
+    uint32_t *v = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (uint32_t)harness_rand(&seed);
+    return v;
+}
+static void *poison(size_t bytes)
+{
+    void *v = malloc(bytes);
+    memset(v, 0xA5, bytes);
+    return v;
+}
+
+#define BUF(n, p) ((struct jarg){JA_BUF, (n), (p)})
+#define SCAL(v) ((struct jarg){JA_SCALAR, sizeof(v), &(v)})
+
+/* Elements per array: data about 9x the 4 MiB budget with 64 KiB pages, 14x the 256 KiB one
+ * with 4 KiB pages; odd, so that no array ends on a page boundary. */
+static long elements(size_t page)
+{
+    return page >= (64u << 10) ? 3000017 : 300007;
+}
+
+#define PYOPENCL_HEAD(args)                                                                      \
+    "#define PYOPENCL_ELWISE_CONTINUE continue\n"                                                \
+    "__kernel void " args "\n{\n"                                                                \
+    "  int lid = get_local_id(0);\n"                                                             \
+    "  int gsize = get_global_size(0);\n"                                                        \
+    "  int work_group_start = get_local_size(0)*get_group_id(0);\n"                              \
+    "  long i;\n"                                                                                \
+    "  __global float *z = (__global float *) ((__global char *) z__base + z__offset);\n"        \
+    "  __global float *x = (__global float *) ((__global char *) x__base + x__offset);\n"        \
+    "  __global float *y = (__global float *) ((__global char *) y__base + y__offset);\n"        \
+    "  ;\n"
+
+static float s_a = 1.75f, s_b = -0.5f;
+static long s_n, s_off0 = 0, s_xoff = 12, s_start, s_stop, s_step;
+
+static void make_axpb(struct job *j, size_t page)
+{
+    static const char *src = PYOPENCL_HEAD(
+        "axpb(__global float *z__base, long z__offset, float a, __global float *x__base, long x__offset,"
+        " float b, __global float *y__base, long y__offset, long n)")
+        "  for (i = work_group_start + lid; i < n; i += gsize)\n"
+        "  {\n"
+        "    z[i] = a*x[i] + b*y[i];\n"
+        "  }\n"
+        "  ;\n"
+        "}\n";
+    s_n = elements(page);
+    size_t n = (size_t)s_n;
+    *j = (struct job){src, "", "axpb", 1, {8192}, {128}, {0}, true, false, 2, 9,
+                      {BUF(n * 4, poison(n * 4)), SCAL(s_off0), SCAL(s_a), BUF(n * 4 + 12, rnd_f32(n + 3)),
+                       SCAL(s_xoff), SCAL(s_b), BUF(n * 4, rnd_f32(n)), SCAL(s_off0), SCAL(s_n)}};
+}
+
+static const char *src_range = PYOPENCL_HEAD(
+    "axpb_range(__global float *z__base, long z__offset, float a, __global float *x__base, long x__offset,"
+    " float b, __global float *y__base, long y__offset, long start, long stop, long step)")
+    "  if (step < 0)\n"
+    "  {\n"
+    "    for (i = start + (work_group_start + lid)*step;\n"
+    "      i > stop; i += gsize*step)\n"
+    "    {\n"
+    "      z[i] = a*x[i] + b*y[i];\n"
+    "    }\n"
+    "  }\n"
+    "  else\n"
+    "  {\n"
+    "    for (i = start + (work_group_start + lid)*step;\n"
+    "      i < stop; i += gsize*step)\n"
+    "    {\n"
+    "      z[i] = a*x[i] + b*y[i];\n"
+    "    }\n"
+    "  }\n"
+    "  ;\n"
+    "}\n";
+
+static void make_range_any(struct job *j, size_t page, long start, long stop, long step)
+{
+    s_n = elements(page);
+    size_t n = (size_t)s_n;
+    s_start = start, s_stop = stop, s_step = step;
+    *j = (struct job){src_range, "", "axpb_range", 1, {4096}, {64}, {0}, true, false, 0, 11,
+                      {BUF(n * 4, poison(n * 4)), SCAL(s_off0), SCAL(s_a), BUF(n * 4 + 12, rnd_f32(n + 3)),
+                       SCAL(s_xoff), SCAL(s_b), BUF(n * 4, rnd_f32(n)), SCAL(s_off0), SCAL(s_start),
+                       SCAL(s_stop), SCAL(s_step)}};
+}
+static void make_range(struct job *j, size_t page) { make_range_any(j, page, 5, elements(page) - 2, 3); }
+static void make_range_neg(struct job *j, size_t page) { make_range_any(j, page, elements(page) - 1, 0, -2); }
+
+static cl_uint s_un;
+static void make_hash(struct job *j, size_t page)
+{
+    static const char *src =
+        "__kernel void hash(__global const uint *in, __global uint *out, uint n) {\n"
+        "  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+        "    uint v = in[i] * 2654435761u;\n"
+        "    out[i] = v ^ (v >> 13) ^ (uint)i;\n"
+        "  }\n"
+        "}\n";
+    s_un = (cl_uint)elements(page);
+    size_t n = s_un;
+    *j = (struct job){src, "", "hash", 1, {6144}, {96}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_u32(n)), BUF(n * 4, poison(n * 4)), SCAL(s_un)}};
+}
+
+static cl_uint s_nx = 12007;
+static void make_gather(struct job *j, size_t page)
+{
+    static const char *src =
+        "__kernel void gather(__global const uint *idx, __global const float *x, __global float *out, long n) {\n"
+        "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) { out[i] = x[idx[i]] * 3.0f; }\n"
+        "}\n";
+    s_n = elements(page);
+    size_t n = (size_t)s_n;
+    uint32_t *idx = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)(harness_rand(&seed) % s_nx);
+    *j = (struct job){src, "", "gather", 1, {8192}, {64}, {0}, true, false, 0, 4,
+                      {BUF(n * 4, idx), BUF(s_nx * 4, rnd_f32(s_nx)), BUF(n * 4, poison(n * 4)), SCAL(s_n)}};
+}
+
+static void make_inplace(struct job *j, size_t page)
+{
+    static const char *src =
+        "__kernel void inplace(__global float *y, __global const float *x, float a, long n) {\n"
+        "  long i;\n"
+        "  for (i = get_global_id(0); i < n; i += get_global_size(0)) { y[i] = y[i] * a + x[i]; }\n"
+        "}\n";
+    s_n = elements(page);
+    size_t n = (size_t)s_n;
+    *j = (struct job){src, "", "inplace", 1, {4096}, {128}, {0}, true, false, 2, 4,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, rnd_f32(n)), SCAL(s_a), SCAL(s_n)}};
+}
+
+static void make_accum(struct job *j, size_t page)
+{
+    static const char *src =
+        "__kernel void accum(__global const float *a, __global float *out, long n) {\n"
+        "  float acc = 0; long i;\n"
+        "  for (i = get_global_id(0); i < n; i += get_global_size(0)) { acc += a[i] * a[i]; }\n"
+        "  out[get_global_id(0)] = acc;\n"
+        "}\n";
+    s_n = elements(page) * 3;
+    size_t n = (size_t)s_n;
+    *j = (struct job){src, "", "accum", 1, {8192}, {128}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_f32(n)), BUF(8192 * 4, poison(8192 * 4)), SCAL(s_n)}};
+}
+
+static const struct stride_test tests[] = {
+    {"axpb", "axpb", STRIDED, make_axpb, false},
+    {"range", "axpb_range", STRIDED, make_range, false},
+    {"range_neg", "axpb_range", STRIDED, make_range_neg, false},
+    {"hash", "hash", STRIDED, make_hash, false},
+    {"gather", "gather", STRIDED, make_gather, true},
+    {"inplace", "inplace", STRIDED, make_inplace, false},
+    {"accum", "accum", CORRECT_OR_REFUSED, make_accum, false},
+};
+#define NTESTS (sizeof tests / sizeof tests[0])
+
+static size_t job_ws(const struct job *j)
+{
+    size_t ws = 0;
+    for (unsigned a = 0; a < j->nargs; a++)
+        ws += j->args[a].kind == JA_BUF ? j->args[a].bytes : 0;
+    return ws;
+}
+
+static void job_release_inputs(struct job *j)
+{
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF)
+            free((void *)j->args[a].data);
+}
+
+/* The child: PoCL, then VAST. Prints "refused" when VAST refused; exit 0 when as expected. */
+static int child(const struct stride_test *t, size_t page, int flip)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct job j;
+    seed = 0x9e3779b97f4a7c15ull;
+    t->make(&j, page);
+    struct clenv pocl, vast;
+    clenv_open(&pocl, "Portable");
+    clenv_open(&vast, "VAST");
+    unsigned char *want[12] = {0}, *got[12] = {0};
+    cl_int err = job_run(&pocl, &j, want);
+    if (err != CL_SUCCESS)
+        return printf("  %s: PoCL itself failed: %s\n", t->name, cl_status_name(err)), 3;
+    err = job_run(&vast, &j, got);
+    printf("  %s: VAST launch: %s\n", t->name, cl_status_name(err));
+    int bad = 0;
+    if (err == CL_OUT_OF_RESOURCES && t->expect == CORRECT_OR_REFUSED) {
+        printf("  %s: refused\n", t->name);
+        bad = job_untouched(&j, got);
+    } else if (err != CL_SUCCESS) {
+        bad = printf("  %s: VAST failed: %s\n", t->name, cl_status_name(err));
+    } else {
+        if (flip)
+            got[0][j.args[0].bytes / 2] ^= 0x01;
+        bad = job_compare(&j, want, got, "VAST vs PoCL");
+    }
+    job_free(&j, want);
+    job_free(&j, got);
+    job_release_inputs(&j);
+    clenv_close(&pocl);
+    clenv_close(&vast);
+    return bad ? 1 : 0;
+}
+
+static int judge(const struct stride_test *t, size_t page, size_t budget, size_t ws, const struct child_result *r,
+                 int flip)
+{
+    static const char *const reason_wg[] = {"work-group", "work group", NULL};
+    char why[512] = "";
+    long long parts = harness_stat(r->out, t->kernel, "partitioned", "partitions");
+    bool refused = strstr(r->out, ": refused\n") != NULL;
+    if (r->status != 0)
+        snprintf(why, sizeof why, "child exit status %d%s", r->status,
+                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
+    else if (t->expect == STRIDED && parts < 2)
+        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
+    else if (t->faults_4k && page == (4u << 10) &&
+             (harness_stat(r->out, t->kernel, "partitioned", "faults") <= 0 ||
+              harness_stat(r->out, t->kernel, "partitioned", "retries") <= 0))
+        snprintf(why, sizeof why, "no faults and retries: the retry path of iteration ranges was not exercised");
+    else if (t->expect == STRIDED &&
+             !harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "iteration ranges", NULL}))
+        snprintf(why, sizeof why, "no 'vast: info:' line saying that '%s' ran its loops in iteration ranges",
+                 t->kernel);
+    else if (refused && !harness_refusal_logged(r->out, t->kernel, reason_wg))
+        snprintf(why, sizeof why, "refused without a 'vast: error:' line naming '%s' and the reason", t->kernel);
+    else if (!refused && t->expect == CORRECT_OR_REFUSED &&
+             harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "iteration ranges", NULL}))
+        snprintf(why, sizeof why, "the accumulator's loop was split into iteration ranges");
+    int ok = flip ? (refused || (strstr(r->out, "differs at byte") != NULL && r->status != 0)) : why[0] == '\0';
+    printf("%s %-10s page %3zuK budget %5zuK (ws %zuK) partitions=%lld%s%s%s\n", ok ? "ok  " : "FAIL", t->name,
+           page >> 10, budget >> 10, ws >> 10, parts, refused ? " refused" : "", flip || why[0] ? ": " : "",
+           flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
+    if (!ok || getenv("PARTITION_VERBOSE"))
+        harness_dump(r->out);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 5 && !strcmp(argv[1], "--child")) {
+        for (size_t i = 0; i < NTESTS; i++)
+            if (!strcmp(tests[i].name, argv[2]))
+                return child(&tests[i], harness_parse_size(argv[3]), atoi(argv[4]));
+        return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
+    }
+    const char *pages = "4K,64K", *only = NULL;
+    int flip = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pages") && i + 1 < argc)
+            pages = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--flip"))
+            flip = 1;
+        else
+            return fprintf(stderr, "usage: %s [--pages 4K,64K] [--only NAME[,NAME]] [--flip]\n", argv[0]), 2;
+    }
+    const char *vendors = getenv("PARTITION_ICD_DIR");
+    if (vendors == NULL)
+        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    int run = 0, passed = 0;
+    for (size_t i = 0; i < NTESTS; i++) {
+        const struct stride_test *t = &tests[i];
+        char list[256], key[64];
+        snprintf(list, sizeof list, ",%s,", only ? only : "");
+        snprintf(key, sizeof key, ",%s,", t->name);
+        if (only != NULL && strstr(list, key) == NULL)
+            continue;
+        char plist[64];
+        snprintf(plist, sizeof plist, "%s", pages);
+        for (char *save, *ps = strtok_r(plist, ",", &save); ps; ps = strtok_r(NULL, ",", &save)) {
+            size_t page = harness_parse_size(ps), budget = page >= (64u << 10) ? 4u << 20 : 256u << 10;
+            struct job j;
+            seed = 0x9e3779b97f4a7c15ull;
+            t->make(&j, page);
+            size_t ws = job_ws(&j);
+            job_release_inputs(&j);
+            char e_mem[64], e_page[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
+            snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
+            snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
+            snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
+            const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", "VAST_LOG=info", NULL};
+            char *args[] = {argv[0], "--child", (char *)t->name, ps, flipped, NULL};
+            struct child_result r;
+            if (harness_spawn(args, env, 300, &r) != 0)
+                return perror("spawn"), 2;
+            run++;
+            passed += judge(t, page, budget, ws, &r, flip);
+            free(r.out);
+        }
+    }
+    printf("%d/%d runs as expected\n", passed, run);
+    return run > 0 && passed == run ? 0 : 1;
+}
