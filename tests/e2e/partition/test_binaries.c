@@ -16,8 +16,9 @@
  *                   and the reason, the buffers stay untouched
  *   source_refused  a kernel from source that the translator rejects (async_work_group_copy),
  *                   data that does not fit: refused at enqueue likewise
- *   corrupt         a VAST binary with one byte flipped, and one cut short:
- *                   clCreateProgramWithBinary returns CL_INVALID_BINARY, binary_status too
+ *   corrupt         a VAST binary with one byte flipped, one cut short, and one repacked for
+ *                   another device: clCreateProgramWithBinary returns CL_INVALID_BINARY,
+ *                   binary_status too
  *   scattered       eight buffers fill the page cache, kernels write them, every other one is
  *                   released: the free frames are scattered; then a kernel VAST cannot page
  *                   over two buffers that fit only in runs longer than any hole: it must run
@@ -28,6 +29,7 @@
  * result before comparing (cases that compare data must then FAIL). Exit 0 when every case
  * behaves as expected. */
 #include "harness.h"
+#include "interpose/progbin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,16 +278,29 @@ static int case_corrupt(struct clenv *vast)
     unsigned char *bin = program_binary(built, &len);
     clReleaseProgram(built);
     int bad = 0;
-    for (int how = 0; how < 3; how++) {
-        unsigned char *b = malloc(len);
-        memcpy(b, bin, len);
-        size_t l = len;
-        const char *what = how == 0 ? "one byte flipped in the middle" : how == 1 ? "last byte flipped" : "cut short";
+    struct vast_progbin pb;
+    if (vast_progbin_unpack(bin, len, &pb) != VAST_PROGBIN_VALID) {
+        printf("  corrupt: VAST's binary is not a valid container\n");
+        return 1;
+    }
+    pb.device = "another device\nanother driver";
+    pb.device_len = strlen(pb.device);
+    size_t other_len = vast_progbin_size(&pb);
+    unsigned char *other = malloc(other_len);
+    vast_progbin_pack(&pb, other);
+    for (int how = 0; how < 4; how++) {
+        size_t l = how == 3 ? other_len : len;
+        unsigned char *b = malloc(l);
+        memcpy(b, how == 3 ? other : bin, l);
+        const char *what = how == 0   ? "one byte flipped in the middle"
+                           : how == 1 ? "last byte flipped"
+                           : how == 2 ? "cut short"
+                                      : "made for another device";
         if (how == 0)
             b[len / 2] ^= 0x40;
         else if (how == 1)
             b[len - 1] ^= 0x01;
-        else
+        else if (how == 2)
             l = len - 7;
         cl_int err = CL_SUCCESS, bs = 12345;
         const unsigned char *cb = b;
@@ -298,6 +313,7 @@ static int case_corrupt(struct clenv *vast)
             clReleaseProgram(p);
         free(b);
     }
+    free(other);
     free(bin);
     return bad;
 }
