@@ -19,6 +19,9 @@
  *   corrupt         a VAST binary with one byte flipped, one cut short, and one repacked for
  *                   another device: clCreateProgramWithBinary returns CL_INVALID_BINARY,
  *                   binary_status too
+ *   compile_link    clCompileProgram, the object's binary loaded back (binary type
+ *                   COMPILED_OBJECT), clLinkProgram, and the linked program's binary loaded
+ *                   back: each runs axpb direct over data that fits, equal to PoCL
  *   scattered       eight buffers fill the page cache, kernels write them, every other one is
  *                   released: the free frames are scattered; then a kernel VAST cannot page
  *                   over two buffers that fit only in runs longer than any hole: it must run
@@ -318,6 +321,55 @@ static int case_corrupt(struct clenv *vast)
     return bad;
 }
 
+/* clCompileProgram and clLinkProgram keep working through binaries VAST hands out. */
+static int case_compile_link(struct clenv *pocl, struct clenv *vast)
+{
+    void *x = rnd_bytes((size_t)AX_N * 4);
+    unsigned char *want = NULL, *got = NULL, *got2 = NULL;
+    cl_int enq, err;
+    cl_program pp = clenv_build(pocl, src_axpb, opt_axpb);
+    CL_OK(run_axpb(pocl, pp, x, &want, &enq));
+    cl_program src = clCreateProgramWithSource(vast->ctx, 1, &src_axpb, NULL, &err);
+    CL_OK(err);
+    CL_OK(clCompileProgram(src, 1, &vast->device, opt_axpb, 0, NULL, NULL, NULL, NULL));
+    size_t len, llen;
+    unsigned char *obj = program_binary(src, &len);
+    cl_int bs;
+    const unsigned char *cobj = obj;
+    cl_program loaded = clCreateProgramWithBinary(vast->ctx, 1, &vast->device, &len, &cobj, &bs, &err);
+    CL_OK(err);
+    cl_program_binary_type type = 0;
+    CL_OK(clGetProgramBuildInfo(loaded, vast->device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, NULL));
+    int bad = type != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                  ? printf("  compile_link: the object loaded back has binary type %lu\n", (unsigned long)type)
+                  : 0;
+    cl_program linked = clLinkProgram(vast->ctx, 1, &vast->device, NULL, 1, &loaded, NULL, NULL, &err);
+    CL_OK(err);
+    unsigned char *lbin = program_binary(linked, &llen);
+    cl_int st;
+    cl_program relinked = from_binary(vast, lbin, llen, NULL, &st, &bs);
+    CL_OK(st);
+    cl_int e1 = run_axpb(vast, linked, x, &got, &enq), e2 = run_axpb(vast, relinked, x, &got2, &enq);
+    printf("  compile_link: linked %s, its binary %s\n", cl_status_name(e1), cl_status_name(e2));
+    if (!bad && (e1 != CL_SUCCESS || e2 != CL_SUCCESS))
+        bad = printf("  compile_link: VAST failed\n");
+    if (!bad)
+        bad = compare("compile_link y (linked)", want, got, (size_t)AX_N * 4) ||
+              compare("compile_link y (from its binary)", want, got2, (size_t)AX_N * 4);
+    free(got);
+    free(got2);
+    free(want);
+    free(obj);
+    free(lbin);
+    free(x);
+    clReleaseProgram(relinked);
+    clReleaseProgram(linked);
+    clReleaseProgram(loaded);
+    clReleaseProgram(src);
+    clReleaseProgram(pp);
+    return bad;
+}
+
 /* ---- scattered frames (budget 1 MiB, 4 KiB pages: 256 frames) ---- */
 
 enum { SC_BUFS = 8, SC_N = 30 * 1024 - 25, SC_FN = 75 * 1024 - 40, SC_GLOBAL = 1199 * 64 };
@@ -423,6 +475,7 @@ static const struct bcase cases[] = {
     {"foreign_refused", "axpb", AX_WS / 4, E_REFUSED, false, reason_binary},
     {"source_refused", "async_copy", 1u << 20, E_REFUSED, false, reason_async},
     {"corrupt", "axpb", 4u << 20, E_NONE, false, NULL},
+    {"compile_link", "axpb", AX_WS * 2, E_DIRECT, true, NULL},
     {"scattered", "async_copy", 1u << 20, E_DIRECT, true, NULL},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
@@ -445,6 +498,8 @@ static int child(const struct bcase *c)
         bad = case_source_refused(&vast);
     else if (!strcmp(c->name, "corrupt"))
         bad = case_corrupt(&vast);
+    else if (!strcmp(c->name, "compile_link"))
+        bad = case_compile_link(&pocl, &vast);
     else
         bad = case_scattered(&pocl, &vast);
     clenv_close(&pocl);
