@@ -498,11 +498,13 @@ static const struct translate_kernel *paged_meta(struct vast_launch_cmd *cmd, st
     return tk;
 }
 
-/* The refusal of a launch that needs its paged variant and has none (logged). */
+/* The refusal of a launch that needs its paged variant and has none (logged). Sizes below
+ * 1 MiB are given in KiB (pyopencl's arrays at a 256K budget are a few hundred KiB). */
 static cl_int refuse(const struct vast_launch_cmd *cmd, const struct vast_pool *pool, size_t total, const char *why)
 {
-    vast_error("kernel '%s' needs its buffers (%zu MiB) %s, but it cannot be paged: %s", cmd->kernel->name,
-               total * pool->page_size >> 20,
+    size_t bytes = total * pool->page_size;
+    vast_error("kernel '%s' needs its buffers (%zu %s) %s, but it cannot be paged: %s", cmd->kernel->name,
+               bytes >= ((size_t)1 << 20) ? bytes >> 20 : bytes >> 10, bytes >= ((size_t)1 << 20) ? "MiB" : "KiB",
                total > pool->nframes ? "partitioned: they exceed the device budget (VAST_DEVICE_MEMORY)"
                                      : "each in one run of frames, larger than the page cache's chunks allow",
                why);
