@@ -21,6 +21,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct vast_launch_kernel {
     cl_uint num_args;
@@ -318,9 +319,28 @@ static bool contiguous(const struct vast_pool *pool, const struct bound_arg *a)
     return true;
 }
 
-/* Pin every buffer argument; *all_contiguous when each is one run of frames in one chunk. */
+/* How bind_all places pages: where make_resident puts them, or each buffer as one run of
+ * frames (pagecache_make_contiguous: the cheapest window, or packed from the pool's start). */
+enum bind_place { BIND_ANYWHERE, BIND_RUN, BIND_RUN_PACKED };
+
+static int pin_arg(struct bound_arg *a, enum bind_place place)
+{
+    if (place == BIND_ANYWHERE)
+        return pagecache_make_resident(a->m->pc, a->first, a->count, VAST_PC_PIN, a->locs);
+    return pagecache_make_contiguous(a->m->pc, a->first, a->count,
+                                     VAST_PC_PIN | (place == BIND_RUN_PACKED ? VAST_PC_PACK : 0), a->locs);
+}
+
+static int larger_first(const void *x, const void *y)
+{
+    const struct bound_arg *a = x, *b = y;
+    return a->count != b->count ? (a->count < b->count ? 1 : -1) : (a->index > b->index) - (a->index < b->index);
+}
+
+/* Pin every buffer argument; *all_contiguous when each is one run of frames in one chunk.
+ * Runs are placed largest first, so that the small ones fill in around them. */
 static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, struct bound_arg *b, size_t *n,
-                       bool *all_contiguous)
+                       bool *all_contiguous, enum bind_place place)
 {
     *n = 0;
     *all_contiguous = true;
@@ -337,7 +357,12 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
             return CL_INVALID_MEM_OBJECT;
         a->locs = malloc(a->count * sizeof *a->locs);
         VAST_RETURN_IF(a->locs == NULL, CL_OUT_OF_HOST_MEMORY, "page locations");
-        int st = pagecache_make_resident(m->pc, a->first, a->count, VAST_PC_PIN, a->locs);
+    }
+    if (place != BIND_ANYWHERE)
+        qsort(b, *n, sizeof *b, larger_first);
+    for (size_t i = 0; i < *n; i++) {
+        struct bound_arg *a = &b[i];
+        int st = pin_arg(a, place);
         if (st != VAST_PC_OK)
             return st == VAST_PC_ERR_NO_FRAMES ? CL_OUT_OF_RESOURCES : vast_pc_error(st);
         a->pinned = true;
@@ -414,7 +439,7 @@ static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
     VAST_RETURN_IF(b == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
     size_t n = 0;
     bool all_contiguous = false;
-    cl_int err = bind_all(cmd, pool, b, &n, &all_contiguous);
+    cl_int err = bind_all(cmd, pool, b, &n, &all_contiguous, BIND_ANYWHERE);
     if (err == CL_SUCCESS && all_contiguous) {
         *ran = true;
         err = run_direct(cmd, rq, pool, b, n, c);
@@ -422,6 +447,39 @@ static cl_int try_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
         err = CL_SUCCESS; /* other commands hold frames: the paged path pins less at a time */
     }
     unbind(b, n, *ran);
+    return err;
+}
+
+/* Direct mode for a kernel that cannot be paged and whose buffers fit: each buffer is made
+ * one run of frames, compacting the page cache (pagecache_make_contiguous), largest first;
+ * where one finds no window, all again packed from the pool's start. Frames pinned by a
+ * host-side command in flight are waited out for a while. */
+static cl_int run_contiguous(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                             struct vast_launch_counters *c)
+{
+    cl_int err = CL_OUT_OF_RESOURCES;
+    for (int attempt = 0; attempt < 8 && err == CL_OUT_OF_RESOURCES; attempt++) {
+        if (attempt >= 2) { /* pins of host-side commands go away; a launch's never stay */
+            struct timespec ts = {0, 1000000L << (attempt - 2)};
+            nanosleep(&ts, NULL);
+        }
+        struct bound_arg *b = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *b);
+        VAST_RETURN_IF(b == NULL, CL_OUT_OF_HOST_MEMORY, "launch arguments");
+        size_t n = 0;
+        bool all_contiguous = false;
+        err = bind_all(cmd, pool, b, &n, &all_contiguous, attempt % 2 ? BIND_RUN_PACKED : BIND_RUN);
+        bool ran = err == CL_SUCCESS && all_contiguous;
+        if (ran)
+            err = run_direct(cmd, rq, pool, b, n, c);
+        else if (err == CL_SUCCESS)
+            err = CL_OUT_OF_RESOURCES; /* cannot happen: make_contiguous makes runs */
+        unbind(b, n, ran);
+        if (ran)
+            return err;
+    }
+    if (err == CL_OUT_OF_RESOURCES)
+        vast_error("kernel '%s' cannot be paged and its buffers found no run of free or evictable frames in the "
+                   "page cache (frames pinned by other commands)", cmd->kernel->name);
     return err;
 }
 
@@ -496,6 +554,78 @@ static cl_uint svm_arg(const struct vast_launch_cmd *cmd)
 
 #define SVM_WHY "an argument is SVM memory, which only its own code can address"
 
+/* Whether the buffers' page runs, largest first, fit the chunks first-fit: then
+ * run_contiguous can always place them (each chunk holds at most frames_per_chunk frames). */
+static bool runs_fit_chunks(const struct vast_launch_cmd *cmd, const struct vast_pool *pool)
+{
+    if (pool->nchunks == 1)
+        return true;
+    size_t *room = calloc(pool->nchunks, sizeof *room), *runs = calloc(cmd->num_args + 1, sizeof *runs), n = 0;
+    bool fit = room != NULL && runs != NULL;
+    for (size_t k = 0; fit && k < pool->nchunks; k++)
+        room[k] = k + 1 < pool->nchunks ? pool->frames_per_chunk : pool->nframes - k * pool->frames_per_chunk;
+    for (cl_uint i = 0; fit && i < cmd->num_args; i++) {
+        size_t first;
+        if (cmd->args[i].vbuf != NULL && vast_vbuf_pages(cmd->args[i].vbuf, 0, cmd->args[i].vbuf->size, &first,
+                                                         &runs[n]) == 0)
+            n++;
+    }
+    for (size_t i = 0; fit && i < n; i++) { /* selection of the largest left: n is small */
+        size_t big = i;
+        for (size_t j = i + 1; j < n; j++)
+            big = runs[j] > runs[big] ? j : big;
+        size_t t = runs[i], k = 0;
+        runs[i] = runs[big], runs[big] = t;
+        while (k < pool->nchunks && room[k] < runs[i])
+            k++;
+        fit = k < pool->nchunks;
+        if (fit)
+            room[k] -= runs[i];
+    }
+    free(room);
+    free(runs);
+    return fit;
+}
+
+/* Whether the launch can run without its paged variant: its buffers fit the budget, each
+ * in one run of frames. */
+static bool fits_direct(const struct vast_launch_cmd *cmd, const struct vast_pool *pool, size_t total)
+{
+    return total <= pool->nframes && runs_fit_chunks(cmd, pool);
+}
+
+/* The paged variant's metadata where the kernel can run paged on this pool, else NULL with
+ * *why set; translates and builds on first call (its time goes to c->build_ns). */
+static const struct translate_kernel *paged_meta(struct vast_launch_cmd *cmd, struct vast_pool *pool,
+                                                 const char **why, struct vast_launch_counters *c)
+{
+    if (svm_arg(cmd) < cmd->num_args) {
+        *why = SVM_WHY;
+        return NULL;
+    }
+    uint64_t t0 = vast_now_ns();
+    const struct translate_kernel *tk = vast_variant_meta(cmd->kernel, cmd->queue->device, why);
+    c->build_ns += vast_now_ns() - t0;
+    if (tk != NULL && pool->nchunks > TRANSLATE_MAX_POOL_CHUNKS) {
+        *why = "the page cache has more chunks than paged kernels address";
+        tk = NULL;
+    }
+    return tk;
+}
+
+/* The refusal of a launch that needs its paged variant and has none (logged). Sizes below
+ * 1 MiB are given in KiB (pyopencl's arrays at a 256K budget are a few hundred KiB). */
+static cl_int refuse(const struct vast_launch_cmd *cmd, const struct vast_pool *pool, size_t total, const char *why)
+{
+    size_t bytes = total * pool->page_size;
+    vast_error("kernel '%s' needs its buffers (%zu %s) %s, but it cannot be paged: %s", cmd->kernel->name,
+               bytes >= ((size_t)1 << 20) ? bytes >> 20 : bytes >> 10, bytes >= ((size_t)1 << 20) ? "MiB" : "KiB",
+               total > pool->nframes ? "partitioned: they exceed the device budget (VAST_DEVICE_MEMORY)"
+                                     : "each in one run of frames, larger than the page cache's chunks allow",
+               why);
+    return CL_OUT_OF_RESOURCES;
+}
+
 static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                       enum vast_launch_mode *mode, struct vast_launch_counters *c)
 {
@@ -511,29 +641,17 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         if (err != CL_SUCCESS || ran)
             return err;
     }
-    const char *why = SVM_WHY;
-    const struct translate_kernel *tk = NULL;
-    bool svm = svm_arg(cmd) < cmd->num_args;
-    if (!svm) {
-        uint64_t t0 = vast_now_ns();
-        tk = vast_variant_meta(k, cmd->queue->device, &why); /* built on first use */
-        c->build_ns += vast_now_ns() - t0;
-    }
-    if (tk == NULL && force && total <= pool->nframes) {
-        vast_info("kernel '%s' has no paged variant (%s): it runs direct despite VAST_FORCE_PAGED", k->name, why);
+    const char *why = NULL;
+    const struct translate_kernel *tk = paged_meta(cmd, pool, &why, c);
+    if (tk == NULL && fits_direct(cmd, pool, total)) {
+        if (force)
+            vast_info("kernel '%s' has no paged variant: it runs direct despite VAST_FORCE_PAGED", k->name);
         *mode = VAST_MODE_DIRECT;
-        err = try_direct(cmd, rq, pool, &ran, c);
-        if (err != CL_SUCCESS || ran)
-            return err;
+        return run_contiguous(cmd, rq, pool, c);
     }
-    if (tk == NULL) {
+    if (tk == NULL) { /* vast_launch_ndrange refused it already; kept for other callers */
         *mode = VAST_MODE_REFUSED;
-        vast_error("kernel '%s' needs its buffers (%zu MiB) %s, but it cannot be paged: %s", k->name,
-                   total * pool->page_size >> 20,
-                   total > pool->nframes ? "partitioned: they exceed the device budget (VAST_DEVICE_MEMORY)"
-                                         : "on scattered frames of the page cache",
-                   why);
-        return CL_OUT_OF_RESOURCES;
+        return refuse(cmd, pool, total, why);
     }
     return run_paged(cmd, rq, pool, tk, total, mode, c);
 }
@@ -558,24 +676,30 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
     return err;
 }
 
-/* What the enqueue itself must refuse: a launch on SVM memory runs only direct, so its
- * buffers must fit the device budget together. */
-static cl_int refuse_early(struct vast_launch_cmd *cmd)
+/* Refusals known at enqueue, decided before anything runs: a launch that needs its paged
+ * variant (buffers beyond the budget, or runs the chunks cannot hold) and has none gets
+ * CL_OUT_OF_RESOURCES from clEnqueueNDRangeKernel itself, with the log line, rather than
+ * as a late failure of its event, which an application meets at its next blocking call
+ * (pyopencl takes a read failing with -5 for memory pressure and retries it, then reads
+ * what the launch never wrote). The captured buffers, the budget and the program's
+ * translation do not change between enqueue and execution, so execute() agrees. Translates
+ * and builds the paged variant here when the launch needs it (once per program). */
+static cl_int launch_admit(struct vast_launch_cmd *cmd)
 {
-    cl_uint svm = svm_arg(cmd);
-    if (svm == cmd->num_args)
-        return CL_SUCCESS;
     cl_int err;
-    size_t total = 0;
     struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
-    if (pool != NULL)
-        err = count_pages(cmd, &total);
-    if (err == CL_SUCCESS && total > pool->nframes) {
-        vast_error("kernel '%s' needs its buffers (%zu MiB) partitioned: they exceed the device budget "
-                   "(VAST_DEVICE_MEMORY), but it cannot be paged: argument %u is SVM memory, which only its own "
-                   "code can address", cmd->kernel->name, total * pool->page_size >> 20, svm);
-        err = CL_OUT_OF_RESOURCES;
-    }
+    if (pool == NULL)
+        return err;
+    size_t total;
+    err = count_pages(cmd, &total);
+    if (err != CL_SUCCESS || fits_direct(cmd, pool, total))
+        return err;
+    const char *why = NULL;
+    struct vast_launch_counters c = {0};
+    if (paged_meta(cmd, pool, &why, &c) != NULL)
+        return CL_SUCCESS;
+    err = refuse(cmd, pool, total, why);
+    vast_stats_launch(cmd->kernel->name, VAST_MODE_REFUSED, &c);
     return err;
 }
 
@@ -586,7 +710,7 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
     struct vast_launch_cmd *cmd = NULL;
     cl_int err = vast_launch_capture(q, k, work_dim, offset, global, local, &cmd);
     if (err == CL_SUCCESS)
-        err = refuse_early(cmd);
+        err = launch_admit(cmd);
     if (err != CL_SUCCESS) {
         vast_launch_cmd_free(cmd);
         return err;

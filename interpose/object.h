@@ -141,12 +141,25 @@ struct _cl_sampler {
     cl_context context; /* retained */
 };
 
+/* Where a program came from: whether VAST has its source to translate (variant.c says why
+ * not, program.c keeps a VAST binary's options). */
+enum vast_program_origin {
+    VAST_PROGRAM_SOURCE,      /* clCreateProgramWithSource */
+    VAST_PROGRAM_VAST_BINARY, /* a binary VAST handed out (progbin.h): source and options inside */
+    VAST_PROGRAM_BINARY,      /* a binary VAST did not make */
+    VAST_PROGRAM_IL,
+    VAST_PROGRAM_BUILTIN,
+    VAST_PROGRAM_LINKED,      /* clLinkProgram */
+};
+
 struct _cl_program {
     struct vast_object obj;
     _Atomic(cl_program) real; /* set late only by clLinkProgram's early callback */
     cl_context context;        /* retained */
-    char *source;              /* concatenated source, NULL for binaries and IL */
-    char *options;             /* the last build options (for translation later) */
+    char *source;              /* concatenated source; NULL for IL and foreign binaries */
+    char *options;             /* the last build options (for translation later); a VAST
+                                * binary's own, which later builds do not replace */
+    enum vast_program_origin origin;
     struct vast_launch_program *launch; /* translation and paged programs (variant.c) */
 };
 

@@ -1,12 +1,17 @@
 /*
  * program.c: programs. A VAST program wraps the real program built as the application asked,
  * and keeps its source and last build options: the paged and inspector variants are built
- * from them lazily when a launch first needs paging (translate/).
+ * from them lazily when a launch first needs paging (translate/). The binaries it hands out
+ * (CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES) are containers that carry the source and
+ * options with the real binary (progbin.h), so a program loaded from one pages like a
+ * program from source; a binary VAST did not make goes to the real driver as it is.
  */
 #include "api.h"
 #include "callback.h"
 #include "check.h"
 #include "launch.h"
+#include "platform.h"
+#include "progbin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,19 +87,131 @@ cl_program vast_clCreateProgramWithSource(cl_context context, cl_uint count, con
     return p;
 }
 
+/* What identifies a real device's binaries (malloc'ed): its name and driver version. */
+static char *device_identity(struct vast_backend *be, cl_device_id real)
+{
+    size_t n1 = 0, n2 = 0;
+    char *name = vast_real_device_info(be, real, CL_DEVICE_NAME, &n1);
+    char *driver = vast_real_device_info(be, real, CL_DRIVER_VERSION, &n2);
+    size_t len = (name ? strlen(name) : 0) + (driver ? strlen(driver) : 0) + 2;
+    char *id = malloc(len);
+    if (id != NULL)
+        snprintf(id, len, "%s\n%s", name ? name : "", driver ? driver : "");
+    free(name);
+    free(driver);
+    return id;
+}
+
+/* The application's binaries as the real driver takes them. */
+struct unpacked {
+    const unsigned char **bins;
+    size_t *lens;
+    struct vast_progbin vast;  /* the first VAST container's fields */
+    bool all_vast, agree;      /* every binary is VAST's; their sources and options agree */
+};
+
+static bool same_text(const char *a, size_t alen, const char *b, size_t blen)
+{
+    return (a == NULL) == (b == NULL) && alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+/* Binary i: a VAST container gives its real binary (made for this real device, intact),
+ * anything else goes as it is. Returns binary i's status. */
+static cl_int unpack_one(struct vast_backend *be, cl_device_id real, size_t len, const unsigned char *bin,
+                         cl_uint i, struct unpacked *u)
+{
+    if (len == 0 || bin == NULL)
+        return CL_INVALID_VALUE;
+    struct vast_progbin pb;
+    enum vast_progbin_kind kind = vast_progbin_unpack(bin, len, &pb);
+    u->bins[i] = bin;
+    u->lens[i] = len;
+    if (kind == VAST_PROGBIN_FOREIGN) {
+        u->all_vast = false;
+        return CL_SUCCESS;
+    }
+    VAST_RETURN_IF(kind == VAST_PROGBIN_INVALID, CL_INVALID_BINARY,
+                   "binary %u is a VAST program binary that is damaged or of another version", i);
+    char *id = device_identity(be, real);
+    bool ours = id != NULL && same_text(pb.device, pb.device_len, id, strlen(id));
+    free(id);
+    VAST_RETURN_IF(!ours, CL_INVALID_BINARY, "binary %u was made for another device (%.*s)", i,
+                   (int)(pb.device_len < 200 ? pb.device_len : 200), pb.device);
+    if (u->vast.binary == NULL)
+        u->vast = pb;
+    else if (!same_text(pb.source, pb.source_len, u->vast.source, u->vast.source_len) ||
+             !same_text(pb.options, pb.options_len, u->vast.options, u->vast.options_len))
+        u->agree = false;
+    u->bins[i] = pb.binary;
+    u->lens[i] = pb.binary_len;
+    return CL_SUCCESS;
+}
+
+/* Every binary, with the specification's per-binary status; the first CL_INVALID_VALUE, else
+ * the first CL_INVALID_BINARY, is the call's error. */
+static cl_int unpack_binaries(struct vast_backend *be, cl_uint n, const struct vast_list *devices,
+                              const size_t *lengths, const unsigned char **binaries, cl_int *binary_status,
+                              struct unpacked *u)
+{
+    u->bins = calloc(n, sizeof *u->bins);
+    u->lens = calloc(n, sizeof *u->lens);
+    u->all_vast = u->agree = true;
+    if (u->bins == NULL || u->lens == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = CL_SUCCESS;
+    for (cl_uint i = 0; i < n; i++) {
+        cl_int st = unpack_one(be, (cl_device_id)devices->items[i], lengths[i], binaries[i], i, u);
+        if (binary_status != NULL)
+            binary_status[i] = st;
+        if (st != CL_SUCCESS && err != CL_INVALID_VALUE)
+            err = st;
+    }
+    return err;
+}
+
+/* A program from VAST's containers keeps their source and options and pages like a program
+ * from source; from any other binary, it has no source (runs direct only). */
+static void adopt_source(cl_program p, const struct unpacked *u)
+{
+    p->origin = u->all_vast ? VAST_PROGRAM_VAST_BINARY : VAST_PROGRAM_BINARY;
+    if (!u->all_vast || u->vast.source == NULL)
+        return;
+    if (!u->agree) {
+        vast_warn("program %p: its VAST binaries carry different sources; its kernels cannot be paged", (void *)p);
+        return;
+    }
+    p->source = strndup(u->vast.source, u->vast.source_len);
+    p->options = strndup(u->vast.options ? u->vast.options : "", u->vast.options_len);
+}
+
 cl_program vast_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list,
                                           const size_t *lengths, const unsigned char **binaries,
                                           cl_int *binary_status, cl_int *errcode_ret)
 {
     VAST_CHECK_NULL(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT, errcode_ret);
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateProgramWithBinary, errcode_ret);
+    VAST_RETURN_NULL_IF(num_devices == 0 || device_list == NULL, CL_INVALID_VALUE, errcode_ret, "no devices");
+    VAST_RETURN_NULL_IF(lengths == NULL || binaries == NULL, CL_INVALID_VALUE, errcode_ret, "lengths %p binaries %p",
+                        (void *)lengths, (void *)binaries);
     struct vast_list devices;
     cl_int err = vast_unwrap_devices(context, num_devices, device_list, &devices);
     VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "device_list");
-    cl_program real = fn_(context->real, num_devices, (const cl_device_id *)devices.items, lengths, binaries,
-                          binary_status, &err);
+    struct unpacked u = {0};
+    err = unpack_binaries(context->backend, num_devices, &devices, lengths, binaries, binary_status, &u);
+    cl_program p = NULL;
+    if (err == CL_SUCCESS) {
+        cl_program real = fn_(context->real, num_devices, (const cl_device_id *)devices.items, u.lens, u.bins,
+                              binary_status, &err);
+        p = program_wrap(context, real, err, errcode_ret);
+    } else {
+        vast_set_error(errcode_ret, err);
+    }
+    if (p != NULL)
+        adopt_source(p, &u);
+    free(u.bins);
+    free(u.lens);
     vast_list_free(&devices);
-    return program_wrap(context, real, err, errcode_ret);
+    return p;
 }
 
 cl_program vast_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
@@ -108,7 +225,10 @@ cl_program vast_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint nu
     VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "device_list");
     cl_program real = fn_(context->real, num_devices, (const cl_device_id *)devices.items, kernel_names, &err);
     vast_list_free(&devices);
-    return program_wrap(context, real, err, errcode_ret);
+    cl_program p = program_wrap(context, real, err, errcode_ret);
+    if (p != NULL)
+        p->origin = VAST_PROGRAM_BUILTIN;
+    return p;
 }
 
 cl_program vast_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
@@ -117,7 +237,10 @@ cl_program vast_clCreateProgramWithIL(cl_context context, const void *il, size_t
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateProgramWithIL, errcode_ret);
     cl_int err = CL_SUCCESS;
     cl_program real = fn_(context->real, il, length, &err);
-    return program_wrap(context, real, err, errcode_ret);
+    cl_program p = program_wrap(context, real, err, errcode_ret);
+    if (p != NULL)
+        p->origin = VAST_PROGRAM_IL;
+    return p;
 }
 
 cl_int vast_clRetainProgram(cl_program program)
@@ -152,6 +275,8 @@ static struct vast_trampoline *build_callback(cl_program program, void(CL_CALLBA
 
 static void program_set_options(cl_program program, const char *options)
 {
+    if (program->origin == VAST_PROGRAM_VAST_BINARY)
+        return; /* its source was compiled with the container's options; a rebuild keeps them */
     char *copy = options ? strdup(options) : NULL;
     pthread_mutex_lock(&program->obj.lock);
     free(program->options);
@@ -242,6 +367,8 @@ cl_program vast_clLinkProgram(cl_context context, cl_uint num_devices, const cl_
     cl_program p = err == CL_SUCCESS ? program_new(context) : NULL;
     if (err == CL_SUCCESS && p == NULL)
         err = CL_OUT_OF_HOST_MEMORY;
+    if (p != NULL)
+        p->origin = VAST_PROGRAM_LINKED;
     struct vast_trampoline *t = NULL;
     if (p != NULL)
         t = build_callback(p, pfn_notify, user_data, &err);
@@ -264,6 +391,117 @@ cl_program vast_clLinkProgram(cl_context context, cl_uint num_devices, const cl_
     return p;
 }
 
+/* The real program's devices and binary sizes (malloc'ed), for CL_PROGRAM_BINARY_*. */
+static cl_int real_binary_sizes(const struct _cl_icd_dispatch *d, cl_program real, cl_uint *n, cl_device_id **devs,
+                                size_t **sizes)
+{
+    *devs = NULL;
+    *sizes = NULL;
+    cl_int err = d->clGetProgramInfo(real, CL_PROGRAM_NUM_DEVICES, sizeof *n, n, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    *devs = calloc(*n ? *n : 1, sizeof **devs);
+    *sizes = calloc(*n ? *n : 1, sizeof **sizes);
+    VAST_RETURN_IF(*devs == NULL || *sizes == NULL, CL_OUT_OF_HOST_MEMORY, "binary sizes");
+    err = d->clGetProgramInfo(real, CL_PROGRAM_DEVICES, *n * sizeof **devs, *devs, NULL);
+    if (err == CL_SUCCESS)
+        err = d->clGetProgramInfo(real, CL_PROGRAM_BINARY_SIZES, *n * sizeof **sizes, *sizes, NULL);
+    return err;
+}
+
+/* The containers' fields but the real binary, per device: identity, source and options. */
+struct binary_fields {
+    cl_uint n;
+    cl_device_id *devs;
+    size_t *real_sizes, *sizes; /* the real driver's, and the containers' (0 where it has none) */
+    char **ids, *source, *options;
+};
+
+static void binary_fields_free(struct binary_fields *f)
+{
+    for (cl_uint i = 0; f->ids != NULL && i < f->n; i++)
+        free(f->ids[i]);
+    free(f->ids);
+    free(f->devs);
+    free(f->real_sizes);
+    free(f->sizes);
+    free(f->source);
+    free(f->options);
+}
+
+static struct vast_progbin binary_of(const struct binary_fields *f, cl_uint i, const unsigned char *real_bin)
+{
+    return (struct vast_progbin){f->ids[i], strlen(f->ids[i]), f->source, f->source ? strlen(f->source) : 0,
+                                 f->options, f->options ? strlen(f->options) : 0, real_bin, f->real_sizes[i]};
+}
+
+static cl_int binary_fields_get(cl_program p, cl_program real, struct binary_fields *f)
+{
+    struct vast_backend *be = p->context->backend;
+    memset(f, 0, sizeof *f);
+    cl_int err = real_binary_sizes(be->dispatch, real, &f->n, &f->devs, &f->real_sizes);
+    f->ids = err == CL_SUCCESS ? calloc(f->n ? f->n : 1, sizeof *f->ids) : NULL;
+    f->sizes = err == CL_SUCCESS ? calloc(f->n ? f->n : 1, sizeof *f->sizes) : NULL;
+    if (err == CL_SUCCESS && (f->ids == NULL || f->sizes == NULL))
+        err = CL_OUT_OF_HOST_MEMORY;
+    pthread_mutex_lock(&p->obj.lock); /* a build may replace the options meanwhile */
+    f->source = p->source ? strdup(p->source) : NULL;
+    f->options = p->options ? strdup(p->options) : NULL;
+    pthread_mutex_unlock(&p->obj.lock);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < f->n; i++) {
+        f->ids[i] = device_identity(be, f->devs[i]);
+        if (f->ids[i] == NULL)
+            err = CL_OUT_OF_HOST_MEMORY;
+        else if (f->real_sizes[i] > 0) {
+            struct vast_progbin pb = binary_of(f, i, NULL);
+            f->sizes[i] = vast_progbin_size(&pb);
+        }
+    }
+    return err;
+}
+
+/* CL_PROGRAM_BINARIES: the real binaries, each packed into the application's buffer (an
+ * entry that is NULL is skipped, as the specification allows). */
+static cl_int binaries_answer(cl_program real, const struct _cl_icd_dispatch *d, const struct binary_fields *f,
+                              unsigned char **out)
+{
+    unsigned char **tmp = calloc(f->n ? f->n : 1, sizeof *tmp);
+    cl_int err = tmp != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < f->n; i++)
+        if (out[i] != NULL && f->real_sizes[i] > 0 && (tmp[i] = malloc(f->real_sizes[i])) == NULL)
+            err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = d->clGetProgramInfo(real, CL_PROGRAM_BINARIES, f->n * sizeof *tmp, tmp, NULL);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < f->n; i++) {
+        struct vast_progbin pb = binary_of(f, i, tmp[i]);
+        if (tmp[i] != NULL)
+            vast_progbin_pack(&pb, out[i]);
+    }
+    for (cl_uint i = 0; tmp != NULL && i < f->n; i++)
+        free(tmp[i]);
+    free(tmp);
+    return err;
+}
+
+static cl_int binary_info(cl_program p, cl_program real, cl_program_info name, size_t size, void *value,
+                          size_t *size_ret)
+{
+    struct binary_fields f;
+    cl_int err = binary_fields_get(p, real, &f);
+    if (err == CL_SUCCESS && name == CL_PROGRAM_BINARY_SIZES) {
+        err = vast_info_answer(f.sizes, f.n * sizeof *f.sizes, size, value, size_ret);
+    } else if (err == CL_SUCCESS) {
+        if (value != NULL && size < f.n * sizeof(unsigned char *))
+            err = CL_INVALID_VALUE;
+        else if (value != NULL)
+            err = binaries_answer(real, p->context->backend->dispatch, &f, value);
+        if (err == CL_SUCCESS && size_ret != NULL)
+            *size_ret = f.n * sizeof(unsigned char *);
+    }
+    binary_fields_free(&f);
+    return err;
+}
+
 cl_int vast_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size,
                              void *param_value, size_t *param_value_size_ret)
 {
@@ -277,6 +515,8 @@ cl_int vast_clGetProgramInfo(cl_program program, cl_program_info param_name, siz
         return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
     cl_api_clGetProgramInfo fn = VAST_REAL(program->context->backend, real, clGetProgramInfo);
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clGetProgramInfo");
+    if (param_name == CL_PROGRAM_BINARY_SIZES || param_name == CL_PROGRAM_BINARIES)
+        return binary_info(program, real, param_name, param_value_size, param_value, param_value_size_ret);
     cl_int err = fn(real, param_name, param_value_size, param_value, param_value_size_ret);
     if (err == CL_SUCCESS && param_name == CL_PROGRAM_DEVICES && param_value != NULL) {
         cl_device_id *devices = param_value;

@@ -65,12 +65,28 @@ static cl_program build_source(cl_program app, cl_device_id dev, const char *src
     return p;
 }
 
+/* Why a program has no source to translate (static text for the log lines). */
+static const char *no_source_why(const struct _cl_program *p)
+{
+    switch (p->origin) {
+    case VAST_PROGRAM_BINARY:
+        return "its program was created from a binary VAST did not make (VAST's own binaries carry the source)";
+    case VAST_PROGRAM_VAST_BINARY:
+        return "its program was created from a VAST binary without source (made by clLinkProgram, or whose "
+               "binaries disagree)";
+    case VAST_PROGRAM_IL: return "its program was created from IL: VAST translates OpenCL C source";
+    case VAST_PROGRAM_BUILTIN: return "its program holds built-in kernels";
+    case VAST_PROGRAM_LINKED: return "its program was made by clLinkProgram: VAST translates one source";
+    default: return "its program has no source";
+    }
+}
+
 /* Translate the program and build its paged variant, once (program lock held). */
 static void program_translate(cl_program p, cl_device_id dev, struct vast_launch_program *s)
 {
     s->tried = true;
     if (p->source == NULL) {
-        vast_warn("program %p was not created from source: its kernels cannot be paged", (void *)p);
+        vast_warn("program %p: its kernels cannot be paged: %s", (void *)p, no_source_why(p));
         return;
     }
     size_t size;
@@ -114,7 +130,7 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
 const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, const char **why)
 {
     struct vast_launch_program *s = program_state(k->program, dev, false);
-    *why = "the program was not created from source or could not be translated";
+    *why = k->program->source == NULL ? no_source_why(k->program) : "its program could not be translated";
     for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels; i++) {
         const struct translate_kernel *tk = &s->tr->kernels[i];
         if (strcmp(tk->name, k->name) != 0)

@@ -55,6 +55,18 @@ struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf);
  * calls are waited for). */
 int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t count,
                             unsigned flags, struct vast_frame_loc *locs);
+#define VAST_PC_PACK 2u /* make_contiguous: the lowest window that can be taken, not the cheapest */
+
+/* Makes root pages [first, first+count) resident as ONE run of adjacent frames of one chunk,
+ * in page order (what a kernel on a real sub-buffer needs; compact.c). Pages already in such
+ * a run stay; otherwise the cheapest window of frames is taken (none pinned or in I/O except
+ * the range's own pages in place): the pages in the way are evicted (dirty ones written back
+ * first) and the range's pages elsewhere move in through the host. VAST_PC_PIN and locs as
+ * for make_resident; all or nothing. VAST_PC_ERR_NO_FRAMES when no window can be taken (pins
+ * of commands in flight, or count exceeds a chunk). Several buffers: call it largest first,
+ * and with VAST_PC_PACK again, after unpinning, where one found no window. */
+int pagecache_make_contiguous(struct vast_pc_buffer *buf, size_t first, size_t count,
+                              unsigned flags, struct vast_frame_loc *locs);
 /* Drops one pin per page (pages must be pinned). Lock-free. */
 void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t count);
 /* A command wrote these pinned pages on the device: they are dirty (newer than the host). */

@@ -481,6 +481,25 @@ static void test_profiling_timestamps(void **state)
 
 /* ---- errors: a failed wait list, a kernel that cannot be paged ---- */
 
+/* A program VAST refuses only when a launch runs: every work-group of `wide` reads 1024 pages
+ * of its 4 MiB (4 KiB pages), more than the 2 MiB budget, and synchronises on a barrier; its
+ * addresses depend on loaded data, so only the inspector, at execution, finds that out. */
+static cl_program late_refusal_program(void)
+{
+    static const char *src = "__kernel void wide(__global uint *a, uint k) {\n"
+                             "  uint s = 0, m = (uint)get_global_size(0);\n"
+                             "  for (uint j = 0; j < 1024u; j++) s += a[j * (m / 1024u) + (a[0] & 0u)];\n"
+                             "  barrier(CLK_GLOBAL_MEM_FENCE);\n"
+                             "  a[get_global_id(0)] += k + (s & 0u);\n"
+                             "}\n";
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CHECK_CL(err);
+    CHECK_CL(clBuildProgram(p, 1, &device, NULL, NULL, NULL));
+    return p;
+}
+
+/* The test program again, from the binary VAST hands out (which carries its source). */
 static cl_program binary_program(void)
 {
     size_t size = 0;
@@ -524,12 +543,14 @@ static void test_errors(void **state)
     CHECK_CL(clFinish(q)); /* failures of wait lists are not the queue's own */
     CHECK_CL(clEnqueueReadBuffer(q, a, CL_TRUE, 0, W * 4, got, 0, NULL, NULL));
     check_words(got, W, plus_expect, &(struct plus){8, 0});
-    /* A kernel without source cannot be paged: its launch over 4 MiB fails, as its event says. */
-    cl_program bin = binary_program();
-    cl_kernel refused = kernel(bin, "bump");
+    /* A launch refused when it runs (one work-group reads more than the budget): it fails, as
+     * its event says, and so do the commands that wait for it. */
+    cl_program late = late_refusal_program();
+    cl_kernel refused = kernel(late, "wide");
     args(refused, 2, sizeof a, &a, sizeof k, &k);
     cl_event launch, after;
-    CHECK_CL(clEnqueueNDRangeKernel(q, refused, 1, NULL, &global, NULL, 0, NULL, &launch));
+    size_t wg = 64;
+    CHECK_CL(clEnqueueNDRangeKernel(q, refused, 1, NULL, &global, &wg, 0, NULL, &launch));
     CHECK_CL(clEnqueueReadBuffer(q, a, CL_FALSE, 0, 16, got, 1, &launch, &after));
     assert_int_equal(clWaitForEvents(1, &launch), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     cl_int st = status_of(launch);
@@ -539,6 +560,15 @@ static void test_errors(void **state)
     CHECK_CL(clFinish(q));
     CHECK_CL(clEnqueueReadBuffer(q, a, CL_TRUE, 0, W * 4, got, 0, NULL, NULL));
     check_words(got, W, plus_expect, &(struct plus){8, 0}); /* untouched */
+    /* The same data through a program from VAST's own binary: it pages (4 MiB, 2 MiB budget). */
+    cl_program bin = binary_program();
+    cl_kernel from_bin = kernel(bin, "bump");
+    args(from_bin, 2, sizeof a, &a, sizeof k, &k);
+    CHECK_CL(clEnqueueNDRangeKernel(q, from_bin, 1, NULL, &global, NULL, 0, NULL, NULL));
+    CHECK_CL(clEnqueueReadBuffer(q, a, CL_TRUE, 0, W * 4, got, 0, NULL, NULL));
+    check_words(got, W, plus_expect, &(struct plus){8, k});
+    CHECK_CL(clReleaseKernel(from_bin));
+    CHECK_CL(clReleaseProgram(late));
     cl_event evs[] = {failing, wrote, bumped, launch, after};
     for (size_t i = 0; i < 5; i++)
         CHECK_CL(clReleaseEvent(evs[i]));
