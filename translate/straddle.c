@@ -97,9 +97,15 @@ static void helper_defs(const char *ty, const char *tag, long long size, int ali
                       "*(__global %s *)vast_trw_k(va, %s) = v; else vast_copy_out(va, (const uchar *)&v, %lld, "
                       "%s); return v; }\n",
                   ty, tag, ty, paged_params, fast, size - 1, ty, paged_pass, size, paged_pass);
-    strbuf_printf(&i, "%s vast_ld_%s(ulong va, %s) { vast_mark_range(va, %lld, row, pages, status, cx); "
-                      "return *(__global %s *)scratch; }\n",
-                  ty, tag, inspect_params, size, ty);
+    if (size <= 512) /* the zero page holds it (pages have 512 bytes at least) */
+        strbuf_printf(&i, "%s vast_ld_%s(ulong va, %s) { vast_mark_range(va, %lld, row, pages, status, "
+                          "cx); return *(__global %s *)scratch; }\n",
+                      ty, tag, inspect_params, size, ty);
+    else
+        strbuf_printf(&i, "%s vast_ld_%s(ulong va, %s) { vast_mark_range(va, %lld, row, pages, status, "
+                          "cx); %s r; uchar *b = (uchar *)&r; for (uint k = 0; k < %lld; k++) b[k] = 0; "
+                          "return r; }\n",
+                      ty, tag, inspect_params, size, ty, size);
     strbuf_printf(&i, "%s vast_st_%s(ulong va, %s v, %s) { vast_mark_range(va, %lld, row, pages, status, "
                       "cx); return v; }\n",
                   ty, tag, ty, inspect_params, size);

@@ -257,6 +257,15 @@ static void test_straddle_split(void **state)
     assert_non_null(strstr(ins, "vast_st_v3_12((ulong)&(b[i]), ( s), vast_pas_row, vast_cfg.s1, "
                                 "vast_status, vast_scratch, vast_cx)"));
     translate_result_free(r);
+    /* larger than the smallest page: never the fast path; the inspector zeroes its value
+     * instead of reading past the zero page */
+    r = tr("typedef struct { float m[200]; int n; } big;\n"
+           "__kernel void k(__global const big *a, __global big *b) { b[0] = a[1]; }\n", NULL);
+    assert_true(r->kernels[0].paged_ok);
+    assert_non_null(strstr(r->paged_source, "vast_st_big_804((ulong)&(b[0]), ( vast_ld_big_804((ulong)&(a[1]), "));
+    assert_non_null(strstr(r->inspector_source, "big r; uchar *b = (uchar *)&r; for (uint k = 0; k < 804; k++) "
+                                                "b[k] = 0; return r; }"));
+    translate_result_free(r);
 }
 
 /* A faulted work-group stays harmless: divisions by loaded data, loops driven by it and
