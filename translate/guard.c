@@ -7,7 +7,8 @@
  *    (inspector, whose loads all read 0); divisions by other constants are untouched (they stay
  *    multiplications), other divisors cost a select;
  *  - a subscript of a private, __local or __constant array by such an index is clamped to the
- *    array (vast_ix), of such a pointer it becomes 0 after a fault (paged);
+ *    array (vast_ix), of such a pointer it becomes 0 after a fault (paged) or, when it comes
+ *    from global loads, always (inspector);
  *  - loops: see walk.c's visit_loop (vast_live in prelude.c).
  * Stores through fabricated global addresses need nothing here: after a fault every global
  * store of the work-group goes to the write sink. Integer division by zero and out-of-bounds
@@ -172,8 +173,9 @@ static CXType base_array(CXCursor base)
 }
 
 /* Guards the index of subscript c of a non-global array or pointer (walk.c checked that the
- * index depends on loaded data). */
-void tr_guard_index(struct tr_unit *u, CXCursor c)
+ * index may be fabricated; `loaded`: it comes from global loads, which the inspector
+ * fabricates always, so its subscript of a pointer uses element 0). */
+void tr_guard_index(struct tr_unit *u, CXCursor c, int loaded)
 {
     CXCursor base = tr_nth_child(c, 0), index = tr_nth_child(c, 1);
     if (clang_Cursor_isNull(index))
@@ -196,7 +198,7 @@ void tr_guard_index(struct tr_unit *u, CXCursor c)
         tr_edit_add(&u->edits, s, 0, e - s + 2, "vast_ix((ulong)(", "vast_ix((ulong)(");
         tr_edit_add(&u->edits, e, 1, e - s + 2, close, close);
     } else {
-        tr_edit_add(&u->edits, s, 0, e - s + 2, "(vast_cx->wg_fault ? 0 : (", NULL);
-        tr_edit_add(&u->edits, e, 1, e - s + 2, "))", NULL);
+        tr_edit_add(&u->edits, s, 0, e - s + 2, "(vast_cx->wg_fault ? 0 : (", loaded ? "((" : NULL);
+        tr_edit_add(&u->edits, e, 1, e - s + 2, "))", loaded ? "), 0)" : NULL);
     }
 }

@@ -147,7 +147,7 @@ int tr_straddle_rewrite(struct tr_unit *u, unsigned fn_start, int kernel, const 
 int tr_has_barrier(struct tr_unit *u, CXCursor c);
 int tr_is_division(CXCursor c);
 void tr_guard_division(struct tr_unit *u, unsigned fn_start, CXCursor c);
-void tr_guard_index(struct tr_unit *u, CXCursor c);
+void tr_guard_index(struct tr_unit *u, CXCursor c, int loaded);
 /* Host page sets of a kernel with a body (affine.c): its __global accesses as affine-ish
  * offsets, or NULL when one is outside the supported class. */
 struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn);

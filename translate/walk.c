@@ -883,7 +883,7 @@ static void visit_guard(struct walk *w, struct tr_frame *f)
         if (ik == CXType_Pointer || ik == CXType_ConstantArray) /* i[a] */
             i = tr_nth_child(f->c, 0);
         if (!clang_Cursor_isNull(i) && expr_xloads(w, i))
-            tr_guard_index(w->u, f->c);
+            tr_guard_index(w->u, f->c, expr_loads(w, i));
     }
 }
 

@@ -99,13 +99,14 @@ static const char prog_index[] =
         out[p] = v; })
     /* b[k + 1] >= 1 in the data, a fabricated 0 when faulted (the trace run has no page
      * resident): a division by 0, a loop to 0xffffffff and a __local index 0xffffffff (guard.c) */
-    S(__kernel void faulted(__global const uint *idx, __global const uint *b, __global int *o) {
+    S(__kernel void faulted(__global const uint *idx, __global const uint *b, __global int *o,
+                            __local uint *lp) {
         int i = get_global_id(0); uint l = get_local_id(0); __local uint h[32];
-        h[l & 31] = 0; barrier(CLK_LOCAL_MEM_FENCE);
+        h[l & 31] = 0; lp[l & 31] = 0; barrier(CLK_LOCAL_MEM_FENCE);
         uint k = idx[i]; int s = i / (int)b[k + 1];
         for (uint j = 0; j <= b[k + 1] - 1u; j++) s += (int)j;
-        atomic_inc(&h[b[k + 1] - 1u]); barrier(CLK_LOCAL_MEM_FENCE);
-        o[i] = s + (int)h[l & 31]; });
+        atomic_inc(&h[b[k + 1] - 1u]); atomic_add(&lp[b[k + 1] - 1u], 2u); barrier(CLK_LOCAL_MEM_FENCE);
+        o[i] = s + (int)h[l & 31] + (int)lp[(l + 1) & 31]; });
 
 static const char prog_local[] =
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
@@ -173,7 +174,7 @@ const struct kcase corpus_cases[] = {
     {"dynloop", 1, 1, {256}, {32}, {0}, 1, {U(256, 9), F(2048), P(1024)}},
     {"fdtd", 1, 3, {32, 24, 24}, {32, 4, 1}, {0, 0, 0}, 0,
      {P(24 * 24 * 24 * 4), F(24 * 24 * 24), I(24), I(24), I(24), FL(0.5), FL(0.05), FL(0.03)}},
-    {"faulted", 1, 1, {1024}, {32}, {0}, 1, {U(1024, 32), {G_RAMP, 40 * 4, 0, 1}, P(4096)}},
+    {"faulted", 1, 1, {1024}, {32}, {0}, 1, {U(1024, 32), {G_RAMP, 40 * 4, 0, 1}, P(4096), {G_LOCAL, 128, 0, 0}}},
     {"matmul", 2, 2, {32, 32}, {8, 8}, {0, 0}, 0, {F(1024), F(1024), P(4096), I(32)}},
     {"reduce", 2, 1, {1024}, {64}, {0}, 0, {F(1024), P(64), {G_LOCAL, 256, 0, 0}}},
     {"included", 2, 1, {600}, {30}, {0}, 0, {F(600), P(2400)}},
