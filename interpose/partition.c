@@ -47,7 +47,11 @@
 #include <string.h>
 
 #define PAS_WINDOW_BYTES ((size_t)32 << 20)
-#define INSPECTOR_STEP_BUDGET ((cl_ulong)1 << 16)
+/* Steps of each loop whose condition depends on loaded data, per work-item: the inspector's
+ * loads all read 0, so such a loop's trip count is fabricated (0 for a count, for ever for
+ * `while (x != 1)`); its pages past a few steps are not the real ones anyway, and 2^16 steps
+ * times 256K work-items took minutes on the CPU (tests/e2e/partition/test_xlat.c fault_loop). */
+#define INSPECTOR_STEP_BUDGET ((cl_ulong)64)
 #define REFINE 16 /* a too coarse chunk is inspected again in chunks this many times smaller */
 #define HOST_SETS_NS 100000000ull /* host page sets of one launch: past this, the inspector takes over */
 

@@ -134,6 +134,21 @@ void tr_rewrite_signature(struct tr_unit *u, struct tr_fn *fn, unsigned body_ope
 /* Fills u->kernels with metadata and marks kernels unusable when they or a function they
  * call carry a diagnostic; then deletes unusable kernels from the generated programs. */
 void tr_meta_unit(struct tr_unit *u);
+/* Accesses that may straddle a page (straddle.c): the alignment an access's address is known
+ * to have (a packed struct's members: 1); whether an access of `size` bytes may straddle;
+ * rewrites a load (asg NULL) or the left side of the plain assignment asg into a per-type
+ * helper with a one-page fast path. Returns -1 when the type cannot be spelled. */
+long long tr_access_align(CXCursor c);
+int tr_may_straddle(CXCursor c, long long size);
+int tr_straddle_rewrite(struct tr_unit *u, unsigned fn_start, int kernel, const struct tr_frame *f,
+                        const struct tr_frame *asg, long long size);
+/* A faulted work-group stays harmless (guard.c): barriers in c or the functions it calls;
+ * whether c is an integer-capable division (/ % /= %=); guards of a division's divisor and of
+ * a non-global subscript's index that depend on loaded data. */
+int tr_has_barrier(struct tr_unit *u, CXCursor c);
+int tr_is_division(CXCursor c);
+void tr_guard_division(struct tr_unit *u, unsigned fn_start, CXCursor c);
+void tr_guard_index(struct tr_unit *u, CXCursor c, int loaded);
 /* Host page sets of a kernel with a body (affine.c): its __global accesses as affine-ish
  * offsets, or NULL when one is outside the supported class. */
 struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn);

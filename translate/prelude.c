@@ -61,6 +61,33 @@
     "ulong vast_mask(__local vast_ctx *cx) { return cx->mask; }\n"                         \
     "#endif\n"
 
+/* Accesses that may straddle a page (straddle.c): the split path copies the bytes page piece
+ * by page piece, each piece translated on its own (a fault on either page is handled as any
+ * other; stores after a fault go to the sink). */
+#define TR_STRADDLE_PAGED                                                                 \
+    "void vast_copy_in(uchar *d, ulong va, uint n, __global const uint *lpt, __global uchar "  \
+    "*p0, __global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __global " \
+    "uchar *scratch, __local vast_ctx *cx) { for (uint k = 0; k < n;) { ulong a = va + k; uint " \
+    "m = (uint)min((ulong)(n - k), vast_mask(cx) + 1 - (a & vast_mask(cx))); __global uchar *s " \
+    "= vast_trr_k(a, lpt, p0, p1, p2, p3, entries, scratch, cx); for (uint j = 0; j < m; j++) " \
+    "d[k + j] = s[j]; k += m; } }\n"                                                       \
+    "void vast_copy_out(ulong va, const uchar *s, uint n, __global const uint *lpt, __global " \
+    "uchar *p0, __global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, "   \
+    "__global uchar *scratch, __local vast_ctx *cx) { for (uint k = 0; k < n;) { ulong a = va " \
+    "+ k; uint m = (uint)min((ulong)(n - k), vast_mask(cx) + 1 - (a & vast_mask(cx))); "       \
+    "__global uchar *d = vast_trw_k(a, lpt, p0, p1, p2, p3, entries, scratch, cx); for (uint j " \
+    "= 0; j < m; j++) d[j] = s[k + j]; k += m; } }\n"
+
+/* A faulted work-group's values are fabricated (guard.c): an index into a private, __local or
+ * __constant array computed from loaded data is clamped to the array (vast_ix), and a loop
+ * whose condition depends on loaded data and whose body has a barrier exits, all work-items
+ * together, once the work-group has faulted (vast_live: the flag read between two barriers is
+ * the same for every work-item). */
+#define TR_FAULTED                                                                        \
+    "ulong vast_ix(ulong i, ulong n) { return i < n ? i : 0; }\n"                          \
+    "int vast_live(__local vast_ctx *cx) { barrier(CLK_LOCAL_MEM_FENCE); int f = "          \
+    "cx->wg_fault; barrier(CLK_LOCAL_MEM_FENCE); return !f; }\n"
+
 /* The context lives in __local memory: its fields are the same for the whole work-group,
  * one work-item fills it and the kernel's first statement after that is an unconditional
  * barrier; only then does the guard return. A private context whose address is passed to
@@ -115,7 +142,8 @@ static const char paged_prelude[] =
     "((ulong)1 << cx->shift) - 1; cx->lpt_entries = cfg.s1; cx->wg_fault = 0; "
     "cx->last_fault = 0xffffffffu; cx->flat = vast_flat_group(cx); }\n"
     "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
-    "cx->flat >= cfg.s3; }\n";
+    "cx->flat >= cfg.s3; }\n"
+    TR_STRADDLE_PAGED TR_FAULTED;
 
 static const char inspect_prelude[] =
     "/* VAST inspector program (translate ABI 2): every __global access marks its page in "
@@ -153,7 +181,11 @@ static const char inspect_prelude[] =
     "scratch; cx->status = status; cx->flat = vast_flat_group(cx); cx->pas = pas + "
     "(cx->flat / pascfg.s0 - pascfg.s2) * cfg.s1; }\n"
     "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
-    "cx->flat >= cfg.s3; }\n";
+    "cx->flat >= cfg.s3; }\n"
+    "void vast_mark_range(ulong va, uint n, __global uchar *row, ulong pages, __global uint "
+    "*status, __local vast_ctx *cx) { for (ulong p = va >> vast_shift(cx); p <= (va + n - 1) >> "
+    "vast_shift(cx); p++) vast_mark_k(p << vast_shift(cx), row, pages, status, cx); }\n"
+    "ulong vast_ix(ulong i, ulong n) { return i < n ? i : 0; }\n";
 
 const char *tr_prelude(enum tr_variant v)
 {

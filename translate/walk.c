@@ -22,6 +22,7 @@ struct var {
     CXCursor decl;
     unsigned long long mask; /* parameters a pointer variable may point into */
     int tainted;             /* holds a value derived from loaded global data */
+    int xtainted;            /* ... or from private/__local/__constant data or a call (guard.c) */
 };
 
 struct walk {
@@ -109,6 +110,9 @@ static int param_index(struct walk *w, CXCursor decl)
 struct expr_scan {
     struct walk *w;
     int loads;        /* contains a global read, an atomic call or a tainted variable */
+    int wide;         /* also count reads of other arrays and pointers, xtainted variables, a
+                         helper's scalar parameters and program function calls: whatever may
+                         carry a fabricated value in a faulted work-group (guard.c) */
 };
 
 static int is_global_lvalue(CXCursor c);
@@ -121,8 +125,11 @@ static enum CXChildVisitResult scan_taint(CXCursor c, CXCursor p, CXClientData d
     if (is_global_lvalue(c))
         s->loads = 1;
     if (k == CXCursor_DeclRefExpr) {
-        struct var *v = find_var(s->w, clang_getCursorReferenced(c), 0);
-        if (v && v->tainted)
+        CXCursor d = clang_getCursorReferenced(c);
+        struct var *v = find_var(s->w, d, 0);
+        if (v && (v->tainted || (s->wide && v->xtainted)))
+            s->loads = 1;
+        if (s->wide && !s->w->fn->is_kernel && clang_getCursorKind(d) == CXCursor_ParmDecl)
             s->loads = 1;
     }
     if (k == CXCursor_CallExpr) {
@@ -130,17 +137,34 @@ static enum CXChildVisitResult scan_taint(CXCursor c, CXCursor p, CXClientData d
         if (!strncmp(clang_getCString(n), "atom", 4))
             s->loads = 1;
         clang_disposeString(n);
+        if (s->wide && tr_find_fn(s->w->u, clang_getCursorReferenced(c)))
+            s->loads = 1;
     }
+    if (s->wide && (k == CXCursor_ArraySubscriptExpr ||
+                    (k == CXCursor_UnaryOperator &&
+                     clang_getCursorUnaryOperatorKind(c) == CXUnaryOperator_Deref)))
+        s->loads = 1;
     return s->loads ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-static int expr_loads(struct walk *w, CXCursor e)
+static int expr_scan_run(struct walk *w, CXCursor e, int wide)
 {
-    struct expr_scan s = {w, 0};
+    struct expr_scan s = {w, 0, wide};
     scan_taint(e, e, &s);
     if (!s.loads)
         clang_visitChildren(e, scan_taint, &s);
     return s.loads;
+}
+
+static int expr_loads(struct walk *w, CXCursor e)
+{
+    return expr_scan_run(w, e, 0);
+}
+
+/* Whether e's value may be fabricated in a faulted work-group (struct expr_scan's wide). */
+static int expr_xloads(struct walk *w, CXCursor e)
+{
+    return expr_scan_run(w, e, 1);
 }
 
 struct nth {
@@ -264,12 +288,14 @@ static void note_assignment(struct walk *w, CXCursor var_decl, CXCursor rhs)
     if (!v)
         return;
     unsigned long long m = v->mask;
-    int t = v->tainted;
+    int t = v->tainted, xt = v->xtainted;
     if (clang_getCanonicalType(clang_getCursorType(var_decl)).kind == CXType_Pointer)
         v->mask |= pointer_mask(w, rhs);
     if (!v->tainted && expr_loads(w, rhs))
         v->tainted = 1;
-    if (v->mask != m || v->tainted != t)
+    if (!v->xtainted && (v->tainted || expr_xloads(w, rhs)))
+        v->xtainted = 1;
+    if (v->mask != m || v->tainted != t || v->xtainted != xt)
         w->changed = 1;
 }
 
@@ -483,15 +509,37 @@ static void emit_access(struct walk *w, struct tr_frame *f, CXType t, const char
     free(pty);
 }
 
+/* The plain assignment whose left side is the access at stack depth `at`, or NULL. */
+static const struct tr_frame *assigned_by(const struct walk *w, int at)
+{
+    const struct tr_frame *p = at > 0 ? &w->st[at - 1] : NULL;
+    if (p && p->kind == CXCursor_BinaryOperator && w->st[at].index == 0 &&
+        clang_getCursorBinaryOperatorKind(p->c) == CXBinaryOperator_Assign)
+        return p;
+    return NULL;
+}
+
+/* An access that may straddle a page (straddle.c): a load, or the left side of `E = V`. */
+static void rewrite_straddling(struct walk *w, struct tr_frame *f, enum use use, long long size,
+                               const char *ty)
+{
+    int at = (int)(f - w->st);
+    const struct tr_frame *asg = use == USE_WRITE ? assigned_by(w, at) : NULL;
+    if ((use == USE_READ || asg != NULL) && type_spelling_ok(ty)) {
+        if (!w->emit || tr_straddle_rewrite(w->u, w->fn_start, w->fn->is_kernel, f, asg, size) == 0)
+            return;
+    }
+    fn_diag(w, "straddling-access", "access to '%s' could straddle a page boundary and is not a "
+            "plain load or a plain assignment of the whole value: access its members instead", ty);
+}
+
 static void rewrite_access(struct walk *w, struct tr_frame *f, enum use use)
 {
     CXType t = clang_getCursorType(f->c);
-    long long size = clang_Type_getSizeOf(t), align = clang_Type_getAlignOf(t);
+    long long size = clang_Type_getSizeOf(t);
     char *ty = tr_cursor_type_spelling(f->c);
-    if (size <= 0 || (size & (size - 1)) || align < size) {
-        fn_diag(w, "straddling-access", "access to '%s' could straddle a page boundary "
-                "(size not a power of two or larger than its alignment): access its "
-                "members instead", ty);
+    if (tr_may_straddle(f->c, size)) {
+        rewrite_straddling(w, f, use, size, ty);
     } else if (!type_spelling_ok(ty)) {
         fn_diag(w, "unnamed-type", "access of type '%s' that cannot be spelled in source",
                 ty);
@@ -516,7 +564,7 @@ static enum CXChildVisitResult scan_address(CXCursor c, CXCursor p, CXClientData
 /* Whether the address of an access depends on loaded data (x[col[j]]). */
 static int address_loads(struct walk *w, CXCursor access)
 {
-    struct expr_scan s = {w, 0};
+    struct expr_scan s = {w, 0, 0};
     clang_visitChildren(access, scan_address, &s);
     return s.loads;
 }
@@ -751,22 +799,46 @@ static int for_semicolons(const char *t, unsigned from, unsigned to, unsigned se
     return n == 2 ? 0 : -1;
 }
 
-static void budget_condition(struct walk *w, CXCursor cond, unsigned empty_at)
+/* Inspector (budget): the loop's condition also counts steps against the budget. Paged
+ * (exit, guard.c): the loop ends once the work-group has faulted; a loop with a barrier asks
+ * vast_live first, which every work-item reaches as often as the barriers in the body. */
+static void budget_condition(struct walk *w, CXCursor cond, unsigned empty_at, int budget, int exit,
+                             int barrier)
 {
-    unsigned id = w->u->loop_seq++;
-    strbuf_printf(&w->counters, " uint vast_steps_%u = 0;", id);
-    char close[96];
+    char close[96] = "", open_p[48] = "", close_p[48] = "";
+    if (budget) {
+        unsigned id = w->u->loop_seq++;
+        strbuf_printf(&w->counters, " uint vast_steps_%u = 0;", id);
+        snprintf(close, sizeof close, "%svast_step(&vast_steps_%u, vast_cx)",
+                 clang_Cursor_isNull(cond) ? "" : ") && ", id);
+    }
+    if (exit && clang_Cursor_isNull(cond))
+        snprintf(close_p, sizeof close_p, "%s", barrier ? "vast_live(vast_cx)" : "!vast_cx->wg_fault");
+    else if (exit)
+        snprintf(open_p, sizeof open_p, "%s", barrier ? "vast_live(vast_cx) && (" : "(");
+    if (exit && !clang_Cursor_isNull(cond))
+        snprintf(close_p, sizeof close_p, "%s", barrier ? ")" : ") && !vast_cx->wg_fault");
+    const char *pc = close_p[0] ? close_p : NULL, *ic = close[0] ? close : NULL;
     if (clang_Cursor_isNull(cond)) {
-        snprintf(close, sizeof close, "vast_step(&vast_steps_%u, vast_cx)", id);
-        tr_edit_add(&w->u->edits, empty_at, 0, 0, NULL, close);
+        tr_edit_add(&w->u->edits, empty_at, 0, 0, pc, ic);
         return;
     }
     unsigned s, e;
     if (tr_cursor_span(cond, &s, &e) != 0)
         return;
-    snprintf(close, sizeof close, ") && vast_step(&vast_steps_%u, vast_cx)", id);
-    tr_edit_add(&w->u->edits, s, 0, e - s + 1, NULL, "(");
-    tr_edit_add(&w->u->edits, e, 1, e - s + 1, NULL, close);
+    tr_edit_add(&w->u->edits, s, 0, e - s + 1, open_p[0] ? open_p : NULL, budget ? "(" : NULL);
+    tr_edit_add(&w->u->edits, e, 1, e - s + 1, pc, ic);
+}
+
+/* `while (1)`: only a break ends it (`do ... while (0)` is not a loop at all). */
+static int constant_true(CXCursor cond)
+{
+    CXEvalResult r = clang_Cursor_Evaluate(cond);
+    if (r == NULL)
+        return 0;
+    int t = clang_EvalResult_getKind(r) == CXEval_Int && clang_EvalResult_getAsLongLong(r) != 0;
+    clang_EvalResult_dispose(r);
+    return t;
 }
 
 struct child_in {
@@ -804,8 +876,31 @@ static void visit_loop(struct walk *w)
         cond = ci.found;
         empty_at = semi[0] + 1;
     }
-    if (clang_Cursor_isNull(cond) ? f->kind == CXCursor_ForStmt : expr_loads(w, cond))
-        budget_condition(w, cond, empty_at);
+    int none = clang_Cursor_isNull(cond);
+    if (none && f->kind != CXCursor_ForStmt)
+        return;
+    int constant = !none && constant_true(cond);
+    int budget = none || constant || expr_loads(w, cond);
+    int exit = none || constant || expr_xloads(w, cond);
+    if (budget || exit)
+        budget_condition(w, cond, empty_at, budget, exit, exit && tr_has_barrier(w->u, f->c));
+}
+
+/* Divisions and non-global subscripts whose divisor or index may be fabricated (guard.c). */
+static void visit_guard(struct walk *w, struct tr_frame *f)
+{
+    if (tr_is_division(f->c)) {
+        CXCursor d = tr_nth_child(f->c, 1);
+        if (!clang_Cursor_isNull(d) && expr_xloads(w, d))
+            tr_guard_division(w->u, w->fn_start, f->c);
+    } else if (f->kind == CXCursor_ArraySubscriptExpr) {
+        CXCursor i = tr_nth_child(f->c, 1);
+        enum CXTypeKind ik = clang_getCanonicalType(clang_getCursorType(i)).kind;
+        if (ik == CXType_Pointer || ik == CXType_ConstantArray) /* i[a] */
+            i = tr_nth_child(f->c, 0);
+        if (!clang_Cursor_isNull(i) && expr_xloads(w, i))
+            tr_guard_index(w->u, f->c, expr_loads(w, i));
+    }
 }
 
 /* ---- the traversal --------------------------------------------------------------- */
@@ -852,6 +947,8 @@ static enum CXChildVisitResult walk_node(CXCursor c, CXCursor parent, CXClientDa
     else if (f->kind == CXCursor_ForStmt || f->kind == CXCursor_WhileStmt ||
              f->kind == CXCursor_DoStmt)
         visit_loop(w);
+    else
+        visit_guard(w, f);
     clang_visitChildren(c, walk_node, w);
     w->depth--;
     return CXChildVisit_Continue;

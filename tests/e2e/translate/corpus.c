@@ -10,6 +10,8 @@ static const char prog_basic[] =
     "#define IDX(x, y, w) ((y) * (w) + (x))\n"
     "typedef struct { float4 pos; float4 vel; } particle;\n"
     "typedef struct { int a; float b; } pair;\n"
+    "typedef struct { int a; uint b; int c; } trip;\n"
+    "typedef struct __attribute__((packed)) { char c; int v; } pk5;\n"
     S(__kernel void vadd(__global const float *a, __global const float *b, __global float *c) {
         int i = get_global_id(0); c[i] = a[i] + b[i]; })
     S(__kernel void saxpy(float s, __global const float *x, __global float *y) {
@@ -43,7 +45,12 @@ static const char prog_basic[] =
     S(__kernel void vec3(__global const int *a, __global int *b) {
         int i = get_global_id(0); int3 v = vload3(i, a); vstore3(v.zxy + 1, i, b); })
     S(__kernel void withconst(__constant float *k, __global const float *a, __global float *o) {
-        int i = get_global_id(0); o[i] = a[i] * k[i & 7]; });
+        int i = get_global_id(0); o[i] = a[i] * k[i & 7]; })
+    /* whole structs of 12 and 5 bytes cross the 512-byte pages: split copies (straddle.c) */
+    S(__kernel void structcopy(__global const trip *a, __global trip *b, __global const pk5 *p,
+                               __global pk5 *q) {
+        int i = get_global_id(0); trip t = a[i + 1]; t.a += t.c; b[i] = t;
+        pk5 s = p[i]; s.v ^= s.c; q[i] = s; q[i].c = p[i + 1].c; });
 
 static const char prog_index[] =
     S(__kernel void geometry(__global uint *o) {
@@ -89,7 +96,17 @@ static const char prog_index[] =
         v += c1 * (in[p - 1] + in[p + 1] + in[p - sy] + in[p + sy] + in[p - sz] + in[p + sz]);
         v += c2 * (in[p - 2] + in[p + 2] + in[p - 2 * sy] + in[p + 2 * sy] + in[p - 2 * sz]
                    + in[p + 2 * sz]);
-        out[p] = v; });
+        out[p] = v; })
+    /* b[k + 1] >= 1 in the data, a fabricated 0 when faulted (the trace run has no page
+     * resident): a division by 0, a loop to 0xffffffff and a __local index 0xffffffff (guard.c) */
+    S(__kernel void faulted(__global const uint *idx, __global const uint *b, __global int *o,
+                            __local uint *lp) {
+        int i = get_global_id(0); uint l = get_local_id(0); __local uint h[32];
+        h[l & 31] = 0; lp[l & 31] = 0; barrier(CLK_LOCAL_MEM_FENCE);
+        uint k = idx[i]; int s = i / (int)b[k + 1];
+        for (uint j = 0; j <= b[k + 1] - 1u; j++) s += (int)j;
+        atomic_inc(&h[b[k + 1] - 1u]); atomic_add(&lp[b[k + 1] - 1u], 2u); barrier(CLK_LOCAL_MEM_FENCE);
+        o[i] = s + (int)h[l & 31] + (int)lp[(l + 1) & 31]; });
 
 static const char prog_local[] =
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
@@ -145,6 +162,7 @@ const struct kcase corpus_cases[] = {
     {"halfs", 0, 1, {256}, {32}, {0}, 0, {U(520, 0x3bff3bff), P(514), P(4096 * 4 + 4096)}},
     {"vec3", 0, 1, {200}, {20}, {0}, 0, {U(600, 0), P(600 * 4)}},
     {"withconst", 0, 1, {512}, {64}, {0}, 0, {F(8), F(512), P(2048)}},
+    {"structcopy", 0, 1, {1000}, {40}, {0}, 0, {U(3003, 0), P(12000), U(1252, 0), P(5000)}},
     {"geometry", 1, 2, {64, 24}, {16, 4}, {16, 8}, 0, {P(64 * 24 * 16)}},
     {"transpose", 1, 2, {64, 48}, {16, 8}, {0, 0}, 0, {F(64 * 48), P(64 * 48 * 4), I(64), I(48)}},
     {"stencil3d", 1, 3, {16, 12, 10}, {8, 4, 2}, {0, 0, 0}, 0,
@@ -156,6 +174,7 @@ const struct kcase corpus_cases[] = {
     {"dynloop", 1, 1, {256}, {32}, {0}, 1, {U(256, 9), F(2048), P(1024)}},
     {"fdtd", 1, 3, {32, 24, 24}, {32, 4, 1}, {0, 0, 0}, 0,
      {P(24 * 24 * 24 * 4), F(24 * 24 * 24), I(24), I(24), I(24), FL(0.5), FL(0.05), FL(0.03)}},
+    {"faulted", 1, 1, {1024}, {32}, {0}, 1, {U(1024, 32), {G_RAMP, 40 * 4, 0, 1}, P(4096), {G_LOCAL, 128, 0, 0}}},
     {"matmul", 2, 2, {32, 32}, {8, 8}, {0, 0}, 0, {F(1024), F(1024), P(4096), I(32)}},
     {"reduce", 2, 1, {1024}, {64}, {0}, 0, {F(1024), P(64), {G_LOCAL, 256, 0, 0}}},
     {"included", 2, 1, {600}, {30}, {0}, 0, {F(600), P(2400)}},

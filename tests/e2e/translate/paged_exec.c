@@ -336,7 +336,7 @@ static unsigned char *run_inspector(cl_program p, const struct run *r, uint64_t 
     cl_kernel k = clCreateKernel(p, r->kc->name, &err);
     CHECK(err, "clCreateKernel inspector");
     set_app_args(k, r, &vs, m);
-    cl_ulong4 cfg = {{SHIFT, vs.pages, 0, groups}}, pascfg = {{1, 1u << 20, 0, 0}};
+    cl_ulong4 cfg = {{SHIFT, vs.pages, 0, groups}}, pascfg = {{1, 64, 0, 0}}; /* as the runtime */
     set_abi_args(k, (cl_uint)r->nargs, abi, r->kc, cfg, 3);
     CHECK(clSetKernelArg(k, (cl_uint)r->nargs + 6, sizeof pascfg, &pascfg), "pascfg");
     struct launch l = full_launch(r->kc);

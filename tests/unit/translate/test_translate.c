@@ -108,11 +108,11 @@ static void test_unsupported_is_diagnosed(void **state)
 {
     (void)state;
     struct translate_result *r =
-        tr("typedef struct { float x, y, z; } v3;\n"
-           "__kernel void bad(__global v3 *a, __global v3 *b) {\n"
+        tr("typedef struct __attribute__((packed)) { char c; int x; } pk;\n"
+           "__kernel void bad(__global pk *a, __global pk *b) {\n"
            "  int i = get_global_id(0);\n"
-           "  b[i] = a[i]; }\n"
-           "__kernel void good(__global v3 *a) { a[0].x = 1; }\n", NULL);
+           "  b[i].x += a[i].x; }\n"
+           "__kernel void good(__global pk *a) { a[0].c = 1; }\n", NULL);
     assert_int_equal(r->num_kernels, 2);
     assert_false(r->kernels[0].paged_ok);
     assert_true(r->kernels[1].paged_ok);
@@ -248,6 +248,93 @@ static void test_ids_and_work_group_bound(void **state)
     translate_result_free(r);
 }
 
+/* Accesses that may straddle a page: whole structs (a load, a store, in a kernel and in a
+ * helper) and a packed struct's member go through per-type helpers with a one-page fast path;
+ * the inspector's mark every page of the access. */
+static void test_straddle_split(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef struct { float x, y, z; } v3;\n"
+           "typedef struct __attribute__((packed)) { char c; int x; } pk;\n"
+           "void put(__global v3 *p, int i, v3 v) { p[i] = v; }\n"
+           "__kernel void k(__global const v3 *a, __global v3 *b, __global pk *q, __global int *o) {\n"
+           "  int i = get_global_id(0); v3 s = a[i]; b[i] = s; put(b, i + 1, a[i + 2]);\n"
+           "  o[i] = q[i].x; q[i].x = 3; }\n", NULL);
+    const char *p = r->paged_source, *ins = r->inspector_source;
+    assert_true(r->kernels[0].paged_ok);
+    assert_non_null(strstr(p, "v3 vast_ld_v3_12(ulong va, __global const uint *lpt, "));
+    assert_non_null(strstr(p, "{ if (((va ^ (va + 11)) >> vast_shift(cx)) == 0) return *(__global v3 *)"
+                              "vast_trr_k(va, lpt, p0, p1, p2, p3, entries, scratch, cx); v3 r; "
+                              "vast_copy_in((uchar *)&r, va, 12, "));
+    assert_non_null(strstr(p, "v3 s = vast_ld_v3_12((ulong)&(a[i]), vast_lpt, vast_pool0, vast_pool1, "
+                              "vast_pool2, vast_pool3, vast_cfg.s1, vast_scratch, vast_cx);"));
+    assert_non_null(strstr(p, "vast_st_v3_12((ulong)&(b[i]), ( s), vast_lpt, "));
+    assert_non_null(strstr(p, "vast_st_v3_12((ulong)&(p[i]), ( v), vast_cx->lpt, vast_cx->pool0, "));
+    /* the packed member (alignment 1) is copied byte-wise: no fast path through an int pointer */
+    assert_non_null(strstr(p, "int vast_ld_int_4_u(ulong va, "));
+    assert_non_null(strstr(p, "{ if (0 && ((va ^ (va + 3)) >> vast_shift(cx)) == 0)"));
+    assert_non_null(strstr(p, "= vast_ld_int_4_u((ulong)&(q[i].x), vast_lpt, "));
+    assert_non_null(strstr(p, "vast_st_int_4_u((ulong)&(q[i].x), ( 3), vast_lpt, "));
+    /* one definition per type */
+    const char *d = strstr(p, "v3 vast_ld_v3_12(");
+    assert_null(strstr(d + 1, "v3 vast_ld_v3_12("));
+    assert_non_null(strstr(ins, "{ vast_mark_range(va, 12, row, pages, status, cx); return *(__global v3 *)"
+                                "scratch; }"));
+    assert_non_null(strstr(ins, "vast_st_v3_12((ulong)&(b[i]), ( s), vast_pas_row, vast_cfg.s1, "
+                                "vast_status, vast_scratch, vast_cx)"));
+    translate_result_free(r);
+    /* larger than the smallest page: never the fast path; the inspector zeroes its value
+     * instead of reading past the zero page */
+    r = tr("typedef struct { float m[200]; int n; } big;\n"
+           "__kernel void k(__global const big *a, __global big *b) { b[0] = a[1]; }\n", NULL);
+    assert_true(r->kernels[0].paged_ok);
+    assert_non_null(strstr(r->paged_source, "vast_st_big_804((ulong)&(b[0]), ( vast_ld_big_804((ulong)&(a[1]), "));
+    assert_non_null(strstr(r->inspector_source, "big r; uchar *b = (uchar *)&r; for (uint k = 0; k < 804; k++) "
+                                                "b[k] = 0; return r; }"));
+    translate_result_free(r);
+}
+
+/* A faulted work-group stays harmless: divisions by loaded data, loops driven by it and
+ * indices computed from it are guarded; constant divisors and untainted indices are not. */
+static void test_faulted_guards(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("int dv(int a, int b) { return a / b; }\n"
+           "__kernel void k(__global const int *a, __global const uint *n, __global int *o, int w,\n"
+           "                __local int *lp) {\n"
+           "  int i = get_global_id(0); __local uint h[64]; uint pr[8]; uint c = n[i];\n"
+           "  o[i] = a[i] / a[i + 1] + a[i] % 7 + i / w + dv(i, w);\n"
+           "  for (uint j = 0; j < c; j++) o[i] += 1;\n"
+           "  for (int t = 0; t < 4; t++) o[i] += t;\n"
+           "  while (1) { if (n[i + 1] == 3) break; }\n"
+           "  for (uint j = 0; j < c; j++) barrier(CLK_LOCAL_MEM_FENCE);\n"
+           "  h[c - 1] = 1; pr[c & 7] = 2; pr[i & 7] = 3; lp[c] = 4; o[i] += h[i & 63] + pr[0]; }\n",
+           NULL);
+    const char *p = r->paged_source, *ins = r->inspector_source;
+    assert_true(r->kernels[0].paged_ok);
+    /* divisor from a load, and a helper's parameter: guarded; 7 and the kernel argument w: not */
+    assert_non_null(strstr(p, "/ (vast_cx->wg_fault ? 1 : ((*(const __global int *)vast_trr_k((ulong)&(a[i + 1])"));
+    assert_non_null(strstr(p, "% 7 + i / w + dv(i, w, vast_cx)"));
+    assert_non_null(strstr(p, "return a / (vast_cx->wg_fault ? 1 : (b));"));
+    assert_non_null(strstr(ins, "int vast_nz_int(int b) { return b == 0 || b == -1 ? (int)1 : b; }"));
+    assert_non_null(strstr(ins, "return a / vast_nz_int(b);"));
+    /* loops: a loaded bound exits after a fault; one with a barrier asks vast_live first */
+    assert_non_null(strstr(p, "for (uint j = 0; (j < c) && !vast_cx->wg_fault; j++) (*"));
+    assert_non_null(strstr(p, "for (int t = 0; t < 4; t++)"));
+    assert_non_null(strstr(p, "while ((1) && !vast_cx->wg_fault)"));
+    assert_non_null(strstr(p, "for (uint j = 0; vast_live(vast_cx) && (j < c); j++) barrier("));
+    assert_non_null(strstr(ins, "while ((1) && vast_step(&vast_steps_"));
+    /* indices: arrays clamped in both programs, a pointer zeroed after a fault (paged) */
+    assert_non_null(strstr(p, "h[vast_ix((ulong)(c - 1), 64ul)] = 1; pr[vast_ix((ulong)(c & 7), 8ul)] = 2; "
+                              "pr[i & 7] = 3; lp[(vast_cx->wg_fault ? 0 : (c))] = 4;"));
+    assert_non_null(strstr(ins, "h[vast_ix((ulong)(c - 1), 64ul)] = 1;"));
+    assert_non_null(strstr(ins, "lp[((c), 0)] = 4;"));
+    assert_non_null(strstr(p, "h[i & 63] + pr[0]"));
+    translate_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +347,8 @@ int main(void)
         cmocka_unit_test(test_inspector_loop_budget),
         cmocka_unit_test(test_inspector_private_sink),
         cmocka_unit_test(test_inspector_zero_loads),
+        cmocka_unit_test(test_straddle_split),
+        cmocka_unit_test(test_faulted_guards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
