@@ -1,0 +1,267 @@
+/* test_images.c - copies between images and virtual buffers (issue 18): images stay real
+ * objects of the real driver, buffers are virtual, so clEnqueueCopyBufferToImage and
+ * clEnqueueCopyImageToBuffer must bring the buffer's range up to date on the host (pages a
+ * kernel dirtied on the device) and, copying into the buffer, keep its resident pages equal to
+ * the new bytes. Every byte must equal PoCL's, direct, forced paged and at budgets far below
+ * the buffer (its pages resident, dirty or evicted between the copies).
+ *
+ *   to_image    a kernel dirties the buffer, then copies at odd offsets, origins and regions
+ *               into 1D array, 2D, 2D array and 3D images (poisoned first); a host write in
+ *               between; the whole images read back
+ *   from_image  images of random pixels copied into the dirtied buffer at odd offsets, then a
+ *               kernel over the whole buffer, the buffer read back
+ *   events      the copies' events: a user event in the wait list, a pass-through image read
+ *               waiting on a virtual copy, command types, profiling order, callbacks, and
+ *               the enqueue-time errors of regions past the image or the buffer
+ * Usage: memsem_images [--case a,b] [--config x,y] [--flip] (twin.h). */
+#include "twin.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N 3000017u /* buffer bytes: not a page multiple */
+
+static const char *src = "__kernel void bump(__global uchar *a, uint n) {\n"
+                         "    uint i = get_global_id(0);\n"
+                         "    if (i < n) a[i] = (uchar)(a[i] * 7u + (i & 255u));\n"
+                         "}\n";
+
+struct img_spec {
+    cl_mem_object_type type;
+    cl_channel_order order;
+    cl_channel_type ctype;
+    size_t elem;
+    size_t w, h, d, arr;
+    size_t origin[3], region[3];
+    size_t offset; /* buffer side */
+};
+
+static const struct img_spec specs[] = {
+    {CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_RGBA, CL_UNSIGNED_INT8, 4, 101, 0, 0, 9, {3, 2, 0}, {97, 6, 1}, 1234567},
+    {CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_UNSIGNED_INT8, 4, 67, 45, 0, 0, {5, 3, 0}, {61, 41, 1}, 7},
+    {CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_R, CL_UNSIGNED_INT16, 2, 23, 17, 0, 5, {1, 2, 1}, {21, 15, 3}, 2999001 - 2 * 21 * 15 * 3},
+    {CL_MEM_OBJECT_IMAGE3D, CL_RGBA, CL_UNSIGNED_INT32, 16, 19, 13, 7, 0, {2, 1, 3}, {17, 11, 4}, 65533},
+};
+#define NSPECS (sizeof specs / sizeof specs[0])
+
+static size_t img_bytes(const struct img_spec *s)
+{
+    size_t h = s->h ? s->h : 1, d = s->d ? s->d : 1, a = s->arr ? s->arr : 1;
+    return s->elem * s->w * h * d * a;
+}
+
+static size_t region_bytes(const struct img_spec *s) { return s->elem * s->region[0] * s->region[1] * s->region[2]; }
+
+static void img_full(const struct img_spec *s, size_t region[3])
+{
+    region[0] = s->w;
+    region[1] = s->type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? s->arr : s->h;
+    region[2] = s->type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? s->arr : s->type == CL_MEM_OBJECT_IMAGE3D ? s->d : 1;
+}
+
+/* An image of the spec, its pixels from `init` (bytes) or 0xa5 bytes. */
+static cl_mem img_make(struct clenv *e, const struct img_spec *s, const void *init)
+{
+    cl_image_format f = {s->order, s->ctype};
+    cl_image_desc desc = {.image_type = s->type, .image_width = s->w, .image_height = s->h, .image_depth = s->d,
+                          .image_array_size = s->arr};
+    cl_int err;
+    cl_mem m = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &f, &desc, NULL, &err);
+    CL_OK(err);
+    size_t bytes = img_bytes(s), origin[3] = {0, 0, 0}, region[3];
+    unsigned char *poison = malloc(bytes);
+    memset(poison, 0xa5, bytes);
+    img_full(s, region);
+    CL_OK(clEnqueueWriteImage(e->q, m, CL_TRUE, origin, region, 0, 0, init ? init : poison, 0, NULL, NULL));
+    free(poison);
+    return m;
+}
+
+static void img_read(struct clenv *e, const struct img_spec *s, cl_mem m, struct blob *out)
+{
+    size_t bytes = img_bytes(s), origin[3] = {0, 0, 0}, region[3];
+    unsigned char *p = malloc(bytes);
+    memset(p, 0x3c, bytes);
+    img_full(s, region);
+    CL_OK(clEnqueueReadImage(e->q, m, CL_TRUE, origin, region, 0, 0, p, 0, NULL, NULL));
+    blob_add(out, p, bytes);
+    free(p);
+}
+
+struct setup {
+    cl_mem buf;
+    cl_program prog;
+    cl_kernel bump;
+};
+
+/* The buffer of random bytes, dirtied on the device by a kernel (resident and dirty, or
+ * written back and evicted under small budgets). */
+static void setup(struct clenv *e, struct setup *s, uint64_t seed)
+{
+    uint32_t *init = twin_random_u32((N + 3) / 4, seed);
+    cl_int err;
+    s->buf = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N, init, &err);
+    CL_OK(err);
+    free(init);
+    s->prog = clenv_build(e, src, NULL);
+    s->bump = clCreateKernel(s->prog, "bump", &err);
+    CL_OK(err);
+}
+
+static void bump(struct clenv *e, struct setup *s)
+{
+    cl_uint n = N;
+    CL_OK(clSetKernelArg(s->bump, 0, sizeof(cl_mem), &s->buf));
+    CL_OK(clSetKernelArg(s->bump, 1, sizeof n, &n));
+    size_t local = 64, global = (N + local - 1) / local * local;
+    CL_OK(clEnqueueNDRangeKernel(e->q, s->bump, 1, NULL, &global, &local, 0, NULL, NULL));
+}
+
+static void teardown(struct setup *s)
+{
+    clReleaseMemObject(s->buf);
+    clReleaseKernel(s->bump);
+    clReleaseProgram(s->prog);
+}
+
+static void read_buf(struct clenv *e, cl_mem m, struct blob *out)
+{
+    unsigned char *p = malloc(N);
+    memset(p, 0x5a, N);
+    CL_OK(clEnqueueReadBuffer(e->q, m, CL_TRUE, 0, N, p, 0, NULL, NULL));
+    blob_add(out, p, N);
+    free(p);
+}
+
+static void case_to_image(struct clenv *e, struct blob *out)
+{
+    struct setup s;
+    setup(e, &s, 0x71u);
+    bump(e, &s);
+    for (size_t i = 0; i < NSPECS; i++) {
+        const struct img_spec *sp = &specs[i];
+        cl_mem img = img_make(e, sp, NULL);
+        CL_OK(clEnqueueCopyBufferToImage(e->q, s.buf, img, sp->offset, sp->origin, sp->region, 0, NULL, NULL));
+        img_read(e, sp, img, out);
+        /* A host write into the copied range, a kernel over the buffer, and the copy again
+         * (non-blocking calls: the queue orders them). */
+        unsigned char v[5] = {1, 2, 3, 4, (unsigned char)i};
+        CL_OK(clEnqueueWriteBuffer(e->q, s.buf, CL_FALSE, sp->offset + 3, sizeof v, v, 0, NULL, NULL));
+        CL_OK(clEnqueueCopyBufferToImage(e->q, s.buf, img, sp->offset, sp->origin, sp->region, 0, NULL, NULL));
+        img_read(e, sp, img, out);
+        bump(e, &s);
+        CL_OK(clEnqueueCopyBufferToImage(e->q, s.buf, img, sp->offset, sp->origin, sp->region, 0, NULL, NULL));
+        img_read(e, sp, img, out);
+        clReleaseMemObject(img);
+    }
+    teardown(&s);
+}
+
+static void case_from_image(struct clenv *e, struct blob *out)
+{
+    struct setup s;
+    setup(e, &s, 0x72u);
+    bump(e, &s);
+    for (size_t i = 0; i < NSPECS; i++) {
+        const struct img_spec *sp = &specs[i];
+        uint32_t *pix = twin_random_u32(img_bytes(sp) / 4 + 1, 0x100u + i);
+        cl_mem img = img_make(e, sp, pix);
+        free(pix);
+        CL_OK(clEnqueueCopyImageToBuffer(e->q, img, s.buf, sp->origin, sp->region, sp->offset, 0, NULL, NULL));
+        bump(e, &s); /* the copied bytes must reach the kernel, resident pages included */
+        read_buf(e, s.buf, out);
+        CL_OK(clEnqueueCopyImageToBuffer(e->q, img, s.buf, sp->origin, sp->region, sp->offset + 1, 0, NULL, NULL));
+        read_buf(e, s.buf, out);
+        clReleaseMemObject(img);
+    }
+    teardown(&s);
+}
+
+static void CL_CALLBACK count_cb(cl_event ev, cl_int status, void *data)
+{
+    (void)ev;
+    if (status == CL_COMPLETE)
+        __atomic_add_fetch((int *)data, 1, __ATOMIC_SEQ_CST);
+}
+
+static void add_int(struct blob *out, cl_int v) { blob_add(out, &v, sizeof v); }
+
+/* Events of the copies: wait lists with a user event, types, profiling, callbacks, errors. */
+static void case_events(struct clenv *e, struct blob *out)
+{
+    struct setup s;
+    setup(e, &s, 0x73u);
+    bump(e, &s);
+    cl_int err;
+    cl_command_queue pq = clCreateCommandQueue(e->ctx, e->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    CL_OK(err);
+    const struct img_spec *sp = &specs[1];
+    cl_mem img = img_make(e, sp, NULL);
+    cl_event user = clCreateUserEvent(e->ctx, &err), to, from, rd;
+    CL_OK(err);
+    CL_OK(clEnqueueCopyBufferToImage(pq, s.buf, img, sp->offset, sp->origin, sp->region, 1, &user, &to));
+    size_t origin[3] = {0, 0, 0}, region[3];
+    img_full(sp, region);
+    unsigned char *p = malloc(img_bytes(sp));
+    memset(p, 0x3c, img_bytes(sp));
+    CL_OK(clEnqueueReadImage(pq, img, CL_FALSE, origin, region, 0, 0, p, 1, &to, &rd));
+    CL_OK(clEnqueueCopyImageToBuffer(pq, img, s.buf, sp->origin, sp->region, N - region_bytes(sp), 1, &to, &from));
+    int completed = 0;
+    CL_OK(clSetEventCallback(from, CL_COMPLETE, count_cb, &completed));
+    cl_int st;
+    CL_OK(clGetEventInfo(to, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    add_int(out, st > CL_COMPLETE); /* not run before the user event */
+    CL_OK(clSetUserEventStatus(user, CL_COMPLETE));
+    CL_OK(clWaitForEvents(1, &from));
+    CL_OK(clWaitForEvents(1, &rd));
+    blob_add(out, p, img_bytes(sp));
+    free(p);
+    for (int i = 0; i < 200 && __atomic_load_n(&completed, __ATOMIC_SEQ_CST) == 0; i++)
+        usleep(10000);
+    add_int(out, __atomic_load_n(&completed, __ATOMIC_SEQ_CST));
+    cl_event evs[2] = {to, from};
+    for (int i = 0; i < 2; i++) {
+        cl_command_type type;
+        CL_OK(clGetEventInfo(evs[i], CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
+        add_int(out, (cl_int)type);
+        cl_ulong t[4];
+        for (int k = 0; k < 4; k++)
+            CL_OK(clGetEventProfilingInfo(evs[i], CL_PROFILING_COMMAND_QUEUED + k, sizeof t[k], &t[k], NULL));
+        add_int(out, t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3]);
+    }
+    read_buf(e, s.buf, out);
+    /* The specification's errors, at enqueue (PoCL 3.1 accepts an origin past the image's
+     * width, so that one is not compared). */
+    size_t big[3] = {sp->w + 1, 1, 1};
+    add_int(out, clEnqueueCopyImageToBuffer(pq, img, s.buf, origin, big, 0, 0, NULL, NULL));
+    add_int(out, clEnqueueCopyImageToBuffer(pq, img, s.buf, origin, sp->region, N - 1, 0, NULL, NULL));
+    add_int(out, clEnqueueCopyBufferToImage(pq, s.buf, img, N - 1, origin, sp->region, 0, NULL, NULL));
+    CL_OK(clFinish(pq));
+    clReleaseEvent(to);
+    clReleaseEvent(from);
+    clReleaseEvent(rd);
+    clReleaseEvent(user);
+    clReleaseMemObject(img);
+    clReleaseCommandQueue(pq);
+    teardown(&s);
+}
+
+static const struct twin_case cases[] = {
+    {"to_image", case_to_image},
+    {"from_image", case_from_image},
+    {"events", case_events},
+};
+
+/* One 3 MB buffer: the partitioned budgets hold a third of it or less. */
+static const struct twin_config configs[] = {
+    {"direct", {NULL}, "direct"},
+    {"paged", {"VAST_FORCE_PAGED=1", "VAST_PAGE_SIZE=4K"}, "paged"},
+    {"part.4K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=4K"}, "partitioned"},
+    {"part.64K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=64K"}, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return twin_main(argc, argv, cases, sizeof cases / sizeof cases[0], configs, sizeof configs / sizeof configs[0]);
+}
