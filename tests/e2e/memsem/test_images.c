@@ -13,6 +13,12 @@
  *   events      the copies' events: a user event in the wait list, a pass-through image read
  *               waiting on a virtual copy, command types, profiling order, callbacks, and
  *               the enqueue-time errors of regions past the image or the buffer
+ *   simultaneous  CTS test_events callbacks_simultaneous: buffer, image and buffer-image
+ *               commands all held by one user event (or by the previous command), callbacks
+ *               for SUBMITTED, RUNNING and COMPLETE on each; every callback must run once
+ *   abandoned   a program's error path: commands wait on a user event that is released and
+ *               never set, the queue and context are released, the process exits; it must
+ *               not hang (the specification lets clFinish wait forever here, PoCL does)
  * Usage: memsem_images [--case a,b] [--config x,y] [--flip] (twin.h). */
 #include "twin.h"
 
@@ -247,10 +253,135 @@ static void case_events(struct clenv *e, struct blob *out)
     teardown(&s);
 }
 
+enum { SIM_ACTIONS = 12 };
+
+struct sim {
+    struct setup s;
+    cl_mem img2, img2b, img3, buf2;
+    unsigned char *host, *host2;
+    void *mapped;
+};
+
+static void sim_setup(struct clenv *e, struct sim *m)
+{
+    setup(e, &m->s, 0x74u);
+    m->img2 = img_make(e, &specs[1], NULL);
+    m->img2b = img_make(e, &specs[1], NULL);
+    m->img3 = img_make(e, &specs[3], NULL);
+    m->buf2 = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, N, NULL, NULL);
+    m->host = malloc(N);
+    m->host2 = malloc(N);
+    memset(m->host, 0x11, N);
+    memset(m->host2, 0x22, N);
+}
+
+static void sim_teardown(struct sim *m)
+{
+    clReleaseMemObject(m->img2);
+    clReleaseMemObject(m->img2b);
+    clReleaseMemObject(m->img3);
+    clReleaseMemObject(m->buf2);
+    teardown(&m->s);
+}
+
+/* Action i of the simultaneous test, waiting on *wait; its event in *ev. */
+static cl_int sim_action(struct clenv *e, struct sim *m, int i, cl_event *wait, cl_event *ev)
+{
+    const struct img_spec *s2 = &specs[1], *s3 = &specs[3];
+    size_t o[3] = {0, 0, 0}, r2[3], r3[3];
+    img_full(s2, r2);
+    img_full(s3, r3);
+    cl_uint n = N;
+    size_t local = 64, global = (N + local - 1) / local * local;
+    cl_int err = CL_SUCCESS;
+    switch (i) {
+    case 0:
+        CL_OK(clSetKernelArg(m->s.bump, 0, sizeof(cl_mem), &m->s.buf));
+        CL_OK(clSetKernelArg(m->s.bump, 1, sizeof n, &n));
+        return clEnqueueNDRangeKernel(e->q, m->s.bump, 1, NULL, &global, &local, 1, wait, ev);
+    case 1: return clEnqueueWriteBuffer(e->q, m->buf2, CL_FALSE, 0, N, m->host2, 1, wait, ev);
+    case 2: return clEnqueueReadBuffer(e->q, m->s.buf, CL_FALSE, 0, N, m->host, 1, wait, ev);
+    case 3:
+        m->mapped = clEnqueueMapBuffer(e->q, m->buf2, CL_FALSE, CL_MAP_READ, 4096, 8192, 1, wait, ev, &err);
+        return err;
+    case 4: return clEnqueueUnmapMemObject(e->q, m->buf2, m->mapped, 1, wait, ev);
+    case 5: return clEnqueueWriteImage(e->q, m->img2, CL_FALSE, o, r2, 0, 0, m->host2 + 100, 1, wait, ev);
+    case 6: return clEnqueueCopyImage(e->q, m->img2, m->img2b, o, o, r2, 1, wait, ev);
+    case 7: return clEnqueueCopyImageToBuffer(e->q, m->img2b, m->buf2, s2->origin, s2->region, 333, 1, wait, ev);
+    case 8: return clEnqueueCopyBufferToImage(e->q, m->s.buf, m->img3, 77, s3->origin, s3->region, 1, wait, ev);
+    case 9: return clEnqueueCopyImageToBuffer(e->q, m->img3, m->s.buf, o, r3, 5, 1, wait, ev);
+    case 10: return clEnqueueCopyBufferToImage(e->q, m->buf2, m->img2, 9, o, r2, 1, wait, ev);
+    default: return clEnqueueReadImage(e->q, m->img2, CL_FALSE, o, r2, 0, 0, m->host2 + 7, 1, wait, ev);
+    }
+}
+
+static int sim_counts[SIM_ACTIONS * 3];
+
+static void CL_CALLBACK sim_cb(cl_event ev, cl_int status, void *data)
+{
+    (void)ev;
+    (void)status;
+    __atomic_add_fetch(&sim_counts[(size_t)data], 1, __ATOMIC_SEQ_CST);
+}
+
+/* Every action waits on the gate or on the previous action (fixed seed); `release` sets the
+ * gate, else the program gives up: the gate is released unset and everything is abandoned. */
+static void sim_run(struct clenv *e, struct blob *out, bool release)
+{
+    struct sim m;
+    sim_setup(e, &m);
+    bump(e, &m.s); /* not held: every configuration shows its launch mode */
+    CL_OK(clFinish(e->q));
+    memset(sim_counts, 0, sizeof sim_counts);
+    cl_int err;
+    cl_event gate = clCreateUserEvent(e->ctx, &err), ev[SIM_ACTIONS];
+    CL_OK(err);
+    uint64_t seed = 0x5151u;
+    static const cl_int when[3] = {CL_SUBMITTED, CL_RUNNING, CL_COMPLETE};
+    for (int i = 0; i < SIM_ACTIONS; i++) {
+        cl_event *wait = i > 0 && (harness_rand(&seed) & 1) ? &ev[i - 1] : &gate;
+        CL_OK(sim_action(e, &m, i, wait, &ev[i]));
+        for (int k = 0; k < 3; k++)
+            CL_OK(clSetEventCallback(ev[i], when[k], sim_cb, (void *)(size_t)(i * 3 + k)));
+    }
+    if (!release) { /* the error path of a program: nothing waits, nothing is finished */
+        clReleaseEvent(gate);
+        add_int(out, 1);
+        return;
+    }
+    CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+    CL_OK(clWaitForEvents(SIM_ACTIONS, ev));
+    int total = 0;
+    for (int t = 0; t < 300 && total < SIM_ACTIONS * 3; t++) {
+        total = 0;
+        for (int i = 0; i < SIM_ACTIONS * 3; i++)
+            total += __atomic_load_n(&sim_counts[i], __ATOMIC_SEQ_CST) > 0;
+        if (total < SIM_ACTIONS * 3)
+            usleep(10000);
+    }
+    CL_OK(clFinish(e->q));
+    blob_add(out, sim_counts, sizeof sim_counts);
+    blob_add(out, m.host, N);
+    blob_add(out, m.host2, N);
+    read_buf(e, m.s.buf, out);
+    read_buf(e, m.buf2, out);
+    for (int i = 0; i < SIM_ACTIONS; i++)
+        clReleaseEvent(ev[i]);
+    clReleaseEvent(gate);
+    free(m.host);
+    free(m.host2);
+    sim_teardown(&m);
+}
+
+static void case_simultaneous(struct clenv *e, struct blob *out) { sim_run(e, out, true); }
+static void case_abandoned(struct clenv *e, struct blob *out) { sim_run(e, out, false); }
+
 static const struct twin_case cases[] = {
     {"to_image", case_to_image},
     {"from_image", case_from_image},
     {"events", case_events},
+    {"simultaneous", case_simultaneous},
+    {"abandoned", case_abandoned},
 };
 
 /* One 3 MB buffer: the partitioned budgets hold a third of it or less. */
