@@ -460,6 +460,21 @@ static const struct vast_vcmd_ops host_ops[] = {
     [VAST_HOST_FROM_IMAGE] = HOST_OPS(CL_COMMAND_COPY_IMAGE_TO_BUFFER),
 };
 
+/* The same commands reported as image commands (vast_host_cmd.type). */
+static const struct vast_vcmd_ops image_typed_ops[] = {
+    HOST_OPS(CL_COMMAND_READ_IMAGE),           HOST_OPS(CL_COMMAND_WRITE_IMAGE),
+    HOST_OPS(CL_COMMAND_COPY_IMAGE),           HOST_OPS(CL_COMMAND_FILL_IMAGE),
+    HOST_OPS(CL_COMMAND_COPY_IMAGE_TO_BUFFER), HOST_OPS(CL_COMMAND_COPY_BUFFER_TO_IMAGE),
+};
+
+static const struct vast_vcmd_ops *host_cmd_ops(const struct vast_host_cmd *c)
+{
+    for (size_t i = 0; c->type != 0 && i < sizeof image_typed_ops / sizeof *image_typed_ops; i++)
+        if (image_typed_ops[i].type == c->type)
+            return &image_typed_ops[i];
+    return &host_ops[c->op];
+}
+
 cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bool blocking, cl_uint num_events,
                          const cl_event *wait_list, cl_event *event)
 {
@@ -476,7 +491,7 @@ cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bo
         VAST_RETAIN(c->b);
     if (c->image != NULL)
         VAST_RETAIN(c->image);
-    return vast_vcmd_submit(q, num_events, wait_list, &host_ops[c->op], c, blocking, event);
+    return vast_vcmd_submit(q, num_events, wait_list, host_cmd_ops(c), c, blocking, event);
 }
 
 void *vast_vbuf_enqueue_map(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t offset, size_t size,

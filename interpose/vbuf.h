@@ -77,6 +77,8 @@ struct vast_host_cmd {
     size_t pattern_size;
     struct vast_map *map; /* maps and unmaps (vbuf.c) */
     cl_mem image;         /* image copies: the real image, at ra.origin over ra.region (image.c) */
+    cl_command_type type; /* what its event reports, when not the op's own (commands on a 1D
+                           * image buffer made from a virtual buffer are its buffer's, image.c) */
 };
 
 /* Submit a host-side command (the buffers are retained for it). */
