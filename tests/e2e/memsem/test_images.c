@@ -530,8 +530,11 @@ static void case_image_buffer(struct clenv *e, struct blob *out)
         CL_OK(clEnqueueCopyImage(e->q, i1, i2, so, dso, sreg, 0, NULL, NULL));
     read_buf(e, b2, out);
     view_read(e, i2, 16000, 1, 4, out);
-    if (getenv("VAST_FORCE_PAGED") == NULL && getenv("VAST_DEVICE_MEMORY") == NULL)
-        image_kernels(e, &s, i1, out); /* paged kernels with image arguments: not yet */
+    /* Not at small budgets: VAST cannot translate the read_write image argument (the
+     * translator does not know the device's __opencl_c_read_write_images), so those
+     * launches need contiguous frames and are refused when the budget scatters them. */
+    if (getenv("VAST_DEVICE_MEMORY") == NULL)
+        image_kernels(e, &s, i1, out);
     clReleaseMemObject(i2);
     clReleaseMemObject(i1);
     clReleaseMemObject(b2);
