@@ -559,9 +559,13 @@ static cl_int mimg_enqueue(cl_command_queue q, const struct mimg_cmd *cmd, const
     struct image_geom g;
     size_t bytes;
     cl_int err = CL_SUCCESS;
-    if (c->src != NULL && (err = image_region_check(c->src, src_origin, region, &g, &bytes)) == CL_SUCCESS)
+    if (c->src != NULL)
+        err = image_region_check(c->src, src_origin, region, &g, &bytes);
+    if (err == CL_SUCCESS && c->src != NULL)
         memcpy(c->so, src_origin, sizeof c->so);
-    if (err == CL_SUCCESS && c->dst != NULL && (err = image_region_check(c->dst, dst_origin, region, &g, &bytes)) == CL_SUCCESS)
+    if (err == CL_SUCCESS && c->dst != NULL)
+        err = image_region_check(c->dst, dst_origin, region, &g, &bytes);
+    if (err == CL_SUCCESS && c->dst != NULL)
         memcpy(c->dor, dst_origin, sizeof c->dor);
     if (err != CL_SUCCESS) {
         free(c);

@@ -51,7 +51,7 @@ struct img_spec {
 static const struct img_spec specs[] = {
     {CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_RGBA, CL_UNSIGNED_INT8, 4, 101, 0, 0, 9, {3, 2, 0}, {97, 6, 1}, 1234567},
     {CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_UNSIGNED_INT8, 4, 67, 45, 0, 0, {5, 3, 0}, {61, 41, 1}, 7},
-    {CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_R, CL_UNSIGNED_INT16, 2, 23, 17, 0, 5, {1, 2, 1}, {21, 15, 3}, 2999001 - 2 * 21 * 15 * 3},
+    {CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_R, CL_UNSIGNED_INT16, 2, 23, 17, 0, 5, {1, 2, 1}, {21, 15, 3}, 2997111},
     {CL_MEM_OBJECT_IMAGE3D, CL_RGBA, CL_UNSIGNED_INT32, 16, 19, 13, 7, 0, {2, 1, 3}, {17, 11, 4}, 65533},
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
@@ -409,10 +409,11 @@ static const char *img_src =
     "}\n";
 
 /* (PoCL 3.1 crashes in a kernel writing a 1D image buffer: this one writes the buffer.) */
-static const char *buf_src = "__kernel void buf_write(__global uchar4 *b, uint n, uint k) {\n"
-                             "    uint i = get_global_id(0);\n"
-                             "    if (i < n) b[i + 7u] = (uchar4)((i * k) & 255u, (i + k) & 255u, (i ^ k) & 255u, 9u);\n"
-                             "}\n";
+static const char *buf_src =
+    "__kernel void buf_write(__global uchar4 *b, uint n, uint k) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    if (i < n) b[i + 7u] = (uchar4)((i * k) & 255u, (i + k) & 255u, (i ^ k) & 255u, 9u);\n"
+    "}\n";
 
 #define KN 30001u /* pixels the kernels touch: their output buffer fits every budget */
 
