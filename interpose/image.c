@@ -20,7 +20,8 @@
  * images under cl_khr_image2d_from_buffer). The real driver makes such an image only over a
  * real buffer, and the virtual buffer's bytes live in its backing store and pages, which move
  * (eviction, partitions): an image cannot sit on them. So the image is made over a real buffer
- * of its own of the same size and flags, its mirror, and the virtual buffer stays the truth:
+ * of its own, its mirror (the buffer's flags, the bytes the image covers), and the virtual
+ * buffer stays the truth:
  *  - a 1D image buffer is its buffer's bytes, pixel x at x * pixel size: its reads, writes,
  *    fills (the colour converted to a pixel by the real driver on a one-pixel image), copies
  *    to and from buffers and copies between two such images are the buffer's own host-side
@@ -37,8 +38,8 @@
  * So buffer commands, kernels on the buffer and image commands see each other's writes in
  * queue order, as on a device where the two share memory; what the specification leaves
  * undefined (writing the image and the buffer in one kernel) stays undefined. The mirror costs
- * the buffer's size in device memory outside the page-cache budget, and each mirrored command
- * or launch two copies of the buffer. Maps of such images are refused (CL_INVALID_OPERATION,
+ * the image's size in device memory outside the page-cache budget, and each mirrored command
+ * or launch two copies of it. Maps of such images are refused (CL_INVALID_OPERATION,
  * map the buffer instead); a buffer made from SVM memory cannot be an image's buffer.
  */
 #include "api.h"
@@ -56,10 +57,50 @@
 
 static bool is_mirrored(cl_mem image) { return image != NULL && image->mirror != NULL; }
 
+/* Bytes per pixel of a format, 0 if unknown. */
+static size_t format_pixel_bytes(const cl_image_format *f)
+{
+    switch (f->image_channel_data_type) {
+    case CL_UNORM_SHORT_565:
+    case CL_UNORM_SHORT_555: return 2;
+    case CL_UNORM_INT_101010:
+    case CL_UNORM_INT_101010_2:
+    case CL_UNORM_INT24: return 4;
+    default: break;
+    }
+    size_t channel = 0, channels = 0;
+    switch (f->image_channel_data_type) {
+    case CL_SNORM_INT8: case CL_UNORM_INT8: case CL_SIGNED_INT8: case CL_UNSIGNED_INT8: channel = 1; break;
+    case CL_SNORM_INT16: case CL_UNORM_INT16: case CL_SIGNED_INT16: case CL_UNSIGNED_INT16: case CL_HALF_FLOAT:
+        channel = 2;
+        break;
+    case CL_SIGNED_INT32: case CL_UNSIGNED_INT32: case CL_FLOAT: channel = 4; break;
+    default: return 0;
+    }
+    switch (f->image_channel_order) {
+    case CL_R: case CL_A: case CL_INTENSITY: case CL_LUMINANCE: case CL_DEPTH: channels = 1; break;
+    case CL_RG: case CL_RA: case CL_Rx: channels = 2; break;
+    case CL_RGBA: case CL_BGRA: case CL_ARGB: case CL_ABGR: case CL_RGBx: case CL_sRGBA: case CL_sBGRA:
+    case CL_sRGBx: channels = 4; break;
+    default: return 0;
+    }
+    return channel * channels;
+}
+
+/* The bytes of its buffer an image made from one covers (the whole buffer when unknown). */
+static size_t image_extent(const cl_image_format *f, const cl_image_desc *desc, size_t buffer_size)
+{
+    size_t pixel = f != NULL ? format_pixel_bytes(f) : 0;
+    size_t row = desc->image_row_pitch ? desc->image_row_pitch : desc->image_width * pixel;
+    size_t bytes = desc->image_type == CL_MEM_OBJECT_IMAGE2D ? row * desc->image_height : desc->image_width * pixel;
+    return pixel == 0 || bytes == 0 || bytes > buffer_size ? buffer_size : bytes;
+}
+
 /* Copy an image descriptor with its buffer, if any, replaced by the real one; for a virtual
- * buffer, that is a new real buffer of the same size and flags, `*mirror` (file comment). */
-static cl_int image_desc_unwrap(cl_context context, const cl_image_desc *desc, cl_image_desc *real, cl_mem *parent,
-                                cl_mem *mirror)
+ * buffer, that is a new real buffer with its flags, `*mirror`, of the bytes the image covers
+ * (file comment). */
+static cl_int image_desc_unwrap(cl_context context, const cl_image_format *format, const cl_image_desc *desc,
+                                cl_image_desc *real, cl_mem *parent, cl_mem *mirror)
 {
     *parent = *mirror = NULL;
     if (desc == NULL)
@@ -75,8 +116,9 @@ static cl_int image_desc_unwrap(cl_context context, const cl_image_desc *desc, c
             cl_mem_flags keep = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
                                 CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS; /* the driver checks the image's */
             cl_int err;
-            *mirror = context->backend->dispatch->clCreateBuffer(context->real, b->flags & keep, b->size, NULL, &err);
-            VAST_RETURN_IF(*mirror == NULL, err, "no real buffer of %zu bytes for the image", b->size);
+            size_t size = image_extent(format, desc, b->size);
+            *mirror = context->backend->dispatch->clCreateBuffer(context->real, b->flags & keep, size, NULL, &err);
+            VAST_RETURN_IF(*mirror == NULL, err, "no real buffer of %zu bytes for the image", size);
         }
         real->buffer = *mirror ? *mirror : b->real;
         *parent = b;
@@ -103,7 +145,7 @@ cl_mem vast_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateImage, errcode_ret);
     cl_image_desc real_desc;
     cl_mem parent, mirror;
-    cl_int err = image_desc_unwrap(context, image_desc, &real_desc, &parent, &mirror);
+    cl_int err = image_desc_unwrap(context, image_format, image_desc, &real_desc, &parent, &mirror);
     VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "image_desc");
     cl_mem real = fn_(context->real, flags, image_format, image_desc ? &real_desc : NULL, host_ptr, &err);
     return image_wrap(context, parent, mirror, real, err, errcode_ret);
@@ -117,7 +159,7 @@ cl_mem vast_clCreateImageWithProperties(cl_context context, const cl_mem_propert
     VAST_REAL_OR_NULL(context->backend, context->real, clCreateImageWithProperties, errcode_ret);
     cl_image_desc real_desc;
     cl_mem parent, mirror;
-    cl_int err = image_desc_unwrap(context, image_desc, &real_desc, &parent, &mirror);
+    cl_int err = image_desc_unwrap(context, image_format, image_desc, &real_desc, &parent, &mirror);
     VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "image_desc");
     cl_mem real = fn_(context->real, properties, flags, image_format, image_desc ? &real_desc : NULL, host_ptr, &err);
     return image_wrap(context, parent, mirror, real, err, errcode_ret);
@@ -341,25 +383,34 @@ static cl_int image_copy_prepare(cl_command_queue q, cl_mem buf, size_t offset, 
 }
 
 /* Mirrors (file comment): the virtual buffer's bytes into the image's real buffer, and back. */
+static size_t mirror_size(cl_mem image)
+{
+    size_t size = 0;
+    image->context->backend->dispatch->clGetMemObjectInfo(image->mirror, CL_MEM_SIZE, sizeof size, &size, NULL);
+    return size;
+}
+
 static cl_int mirror_in(cl_mem image)
 {
     cl_mem v = image->parent;
-    int st = pagecache_flush_range(v->pc, 0, v->size);
+    size_t size = mirror_size(image);
+    int st = pagecache_flush_range(v->pc, 0, size);
     if (st != VAST_PC_OK)
         return vast_pc_error(st);
-    return v->home->backend->dispatch->clEnqueueWriteBuffer(v->home->pool_queue, image->mirror, CL_TRUE, 0, v->size,
+    return v->home->backend->dispatch->clEnqueueWriteBuffer(v->home->pool_queue, image->mirror, CL_TRUE, 0, size,
                                                            pagecache_buffer_host(v->pc), 0, NULL, NULL);
 }
 
 static cl_int mirror_out(cl_mem image)
 {
     cl_mem v = image->parent;
+    size_t size = mirror_size(image);
     struct vast_host_write *token;
-    int st = pagecache_begin_host_write(v->pc, 0, v->size, &token);
+    int st = pagecache_begin_host_write(v->pc, 0, size, &token);
     if (st != VAST_PC_OK)
         return vast_pc_error(st);
-    cl_int err = v->home->backend->dispatch->clEnqueueReadBuffer(v->home->pool_queue, image->mirror, CL_TRUE, 0,
-                                                                 v->size, pagecache_buffer_host(v->pc), 0, NULL, NULL);
+    cl_int err = v->home->backend->dispatch->clEnqueueReadBuffer(v->home->pool_queue, image->mirror, CL_TRUE, 0, size,
+                                                                 pagecache_buffer_host(v->pc), 0, NULL, NULL);
     st = pagecache_end_host_write(token);
     return err != CL_SUCCESS ? err : vast_pc_error(st);
 }
