@@ -19,6 +19,8 @@ static void mem_destroy(struct vast_object *obj)
     cl_mem m = (cl_mem)obj;
     if (m->real != NULL)
         m->context->backend->dispatch->clReleaseMemObject(m->real);
+    if (m->mirror != NULL)
+        m->context->backend->dispatch->clReleaseMemObject(m->mirror);
     if (m->parent != NULL)
         VAST_RELEASE(m->parent);
     VAST_RELEASE(m->context);

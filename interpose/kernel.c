@@ -16,10 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+static cl_int note_image_arg(cl_kernel kernel, cl_uint index, struct vast_object *held);
+
 static void kernel_destroy(struct vast_object *obj)
 {
     cl_kernel k = (cl_kernel)obj;
     vast_launch_kernel_free(k);
+    for (cl_uint i = 0; i < k->image_nargs; i++)
+        if (k->image_args[i] != NULL)
+            VAST_RELEASE(k->image_args[i]);
+    free(k->image_args);
     if (k->real != NULL)
         k->program->context->backend->dispatch->clReleaseKernel(k->real);
     VAST_RELEASE(k->program);
@@ -91,6 +97,11 @@ cl_kernel vast_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
     VAST_RETURN_NULL_IF(real == NULL, err, errcode_ret, "the real clCloneKernel failed");
     cl_kernel k = kernel_wrap(source_kernel->program, real);
     cl_int err2 = k ? vast_launch_clone(source_kernel, k) : CL_OUT_OF_HOST_MEMORY;
+    pthread_mutex_lock(&source_kernel->obj.lock);
+    for (cl_uint i = 0; err2 == CL_SUCCESS && i < source_kernel->image_nargs; i++)
+        if (source_kernel->image_args[i] != NULL)
+            err2 = note_image_arg(k, i, &source_kernel->image_args[i]->obj);
+    pthread_mutex_unlock(&source_kernel->obj.lock);
     if (k != NULL && err2 != CL_SUCCESS) {
         VAST_RELEASE(k);
         k = NULL;
@@ -160,6 +171,8 @@ cl_int vast_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
         cl_api_clSetKernelArg fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArg);
         err = fn(kernel->real, arg_index, arg_size, arg_value);
     }
+    if (err == CL_SUCCESS)
+        err = note_image_arg(kernel, arg_index, held);
     return err == CL_SUCCESS ? vast_launch_record_arg(kernel, arg_index, arg_size, arg_value, vbuf, held) : err;
 }
 
@@ -172,6 +185,8 @@ cl_int vast_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const 
     cl_api_clSetKernelArgSVMPointer fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clSetKernelArgSVMPointer);
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clSetKernelArgSVMPointer");
     cl_int err = fn(kernel->real, arg_index, arg_value);
+    if (err == CL_SUCCESS)
+        err = note_image_arg(kernel, arg_index, NULL);
     return err == CL_SUCCESS ? vast_launch_record_svm(kernel, arg_index, arg_value) : err;
 }
 
@@ -252,6 +267,67 @@ static cl_int launch_run(void *cmd, cl_command_queue exec_queue) { return vast_l
 static void launch_free(void *cmd) { vast_launch_cmd_free(cmd); }
 const struct vast_vcmd_ops vast_launch_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_DEVICE, launch_run, launch_free};
 
+/* Argument `index` is now `image` when that is an image made from a virtual buffer, else
+ * something else (launches with such images copy their buffers, image.c). */
+static cl_int note_image_arg(cl_kernel kernel, cl_uint index, struct vast_object *held)
+{
+    cl_mem image = held != NULL && vast_object_is(held, VAST_MAGIC_MEM) && ((cl_mem)held)->mirror ? (cl_mem)held
+                                                                                                 : NULL;
+    cl_mem old = NULL;
+    pthread_mutex_lock(&kernel->obj.lock);
+    if (image != NULL && index >= kernel->image_nargs) {
+        cl_mem *a = realloc(kernel->image_args, (index + 1) * sizeof *a);
+        if (a == NULL) {
+            pthread_mutex_unlock(&kernel->obj.lock);
+            VAST_FAIL(CL_OUT_OF_HOST_MEMORY, "argument record");
+        }
+        for (cl_uint i = kernel->image_nargs; i <= index; i++)
+            a[i] = NULL;
+        kernel->image_args = a;
+        kernel->image_nargs = index + 1;
+    }
+    if (index < kernel->image_nargs) {
+        old = kernel->image_args[index];
+        kernel->image_args[index] = image;
+        if (image != NULL)
+            VAST_RETAIN(image);
+    }
+    pthread_mutex_unlock(&kernel->obj.lock);
+    if (old != NULL)
+        VAST_RELEASE(old);
+    return CL_SUCCESS;
+}
+
+/* The images made from virtual buffers among the kernel's arguments (retained), and whether
+ * the kernel may write each (not declared read_only); SIZE_MAX when there are too many. */
+static size_t mirrored_args(cl_kernel kernel, cl_mem *images, bool *written)
+{
+    size_t n = 0, too_many = 0;
+    cl_uint index[VAST_LAUNCH_MIRRORS];
+    pthread_mutex_lock(&kernel->obj.lock);
+    for (cl_uint i = 0; i < kernel->image_nargs && !too_many; i++) {
+        if (kernel->image_args[i] == NULL)
+            continue;
+        too_many = n == VAST_LAUNCH_MIRRORS;
+        if (!too_many) {
+            images[n] = kernel->image_args[i];
+            VAST_RETAIN(images[n]);
+            index[n++] = i;
+        }
+    }
+    pthread_mutex_unlock(&kernel->obj.lock);
+    cl_api_clGetKernelArgInfo fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clGetKernelArgInfo);
+    for (size_t k = 0; k < n; k++) {
+        cl_kernel_arg_access_qualifier q = CL_KERNEL_ARG_ACCESS_READ_WRITE;
+        if (fn != NULL)
+            fn(kernel->real, index[k], CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof q, &q, NULL);
+        written[k] = q != CL_KERNEL_ARG_ACCESS_READ_ONLY;
+        if (too_many)
+            VAST_RELEASE(images[k]);
+    }
+    return too_many ? SIZE_MAX : n;
+}
+
 cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                                    const size_t *global_work_offset, const size_t *global_work_size,
                                    const size_t *local_work_size, cl_uint num_events_in_wait_list,
@@ -269,6 +345,14 @@ cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel ker
                                "kernel and queue of different contexts");
                 return vast_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
             }
+    cl_mem images[VAST_LAUNCH_MIRRORS];
+    bool written[VAST_LAUNCH_MIRRORS];
+    size_t n = mirrored_args(kernel, images, written);
+    VAST_RETURN_IF(n == SIZE_MAX, CL_OUT_OF_RESOURCES, "kernel '%s' takes more than %d images made from buffers",
+                   kernel->name, VAST_LAUNCH_MIRRORS);
+    if (n > 0)
+        return vast_image_launch(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                                 local_work_size, images, written, n, num_events_in_wait_list, event_wait_list, event);
     if (vast_launch_needs_vast(kernel))
         return vast_launch_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size,
                                    local_work_size, num_events_in_wait_list, event_wait_list, event);

@@ -32,4 +32,13 @@ cl_int vast_enqueue_svm_free(cl_command_queue command_queue, cl_uint num_svm_poi
                              void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                              cl_event *event);
 
+/* Launches whose arguments include images made from virtual buffers (image.c): at most this
+ * many such images per launch. */
+#define VAST_LAUNCH_MIRRORS 8
+/* The launch between copies of the images' buffers into their real buffers and, for the
+ * images the kernel may write, back: `images` are retained by the caller, released here. */
+cl_int vast_image_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *offset,
+                         const size_t *global, const size_t *local, cl_mem *images, const bool *written, size_t n,
+                         cl_uint num_events, const cl_event *wait_list, cl_event *event);
+
 #endif

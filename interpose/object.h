@@ -133,6 +133,8 @@ struct _cl_mem {
     struct vast_map *maps;        /* active mappings (obj.lock) */
     struct vast_destructor_callback *destructors;
     bool empty_properties;        /* made by clCreateBufferWithProperties with the list {0} */
+    cl_mem mirror;                /* an image made from a virtual buffer: the real buffer it is
+                                   * made on, kept coherent with the parent (image.c) */
 };
 
 struct _cl_sampler {
@@ -171,6 +173,9 @@ struct _cl_kernel {
     struct vast_launch_kernel *launch; /* argument record (launch.c) */
     struct vast_variant_pool *variants; /* pooled real kernels of each variant (variant.c) */
     struct vast_plan_cache *plans;      /* the last partitioned launch's plan (partition.c; obj.lock) */
+    cl_mem *image_args;  /* per argument: an image made from a virtual buffer, retained, or NULL
+                          * (kernel.c, obj.lock); image_nargs entries */
+    cl_uint image_nargs;
 };
 
 struct vast_event_callback;

@@ -389,6 +389,7 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
         return host_cmd_do(c);
     bool same = c->b != NULL && vast_mem_root(c->a) == vast_mem_root(c->b);
     bool a_written = c->op == VAST_HOST_WRITE || c->op == VAST_HOST_FILL || c->op == VAST_HOST_WRITE_RECT ||
+                     c->op == VAST_HOST_FROM_IMAGE ||
                      (c->op == VAST_HOST_MAP && c->map->write) || same;
     bool held = c->op == VAST_HOST_UNMAP && atomic_load(&c->map->mapped); /* the map command's */
     cl_int err = c->op == VAST_HOST_UNMAP ? CL_SUCCESS : vast_vbuf_svm_begin(c->a, a_written);
@@ -423,6 +424,8 @@ static cl_int host_cmd_do(struct vast_host_cmd *c)
     case VAST_HOST_MAP: return run_map(c->a, c->map);
     case VAST_HOST_UNMAP: return run_unmap(c->a, c->map);
     case VAST_HOST_NOP: return CL_SUCCESS;
+    case VAST_HOST_TO_IMAGE:
+    case VAST_HOST_FROM_IMAGE: return vast_image_host_copy(c);
     }
     return CL_INVALID_OPERATION;
 }
@@ -436,6 +439,8 @@ static void host_cmd_free(void *ctx)
         VAST_RELEASE(c->a);
     if (c->b != NULL)
         VAST_RELEASE(c->b);
+    if (c->image != NULL)
+        VAST_RELEASE(c->image);
     free(c);
 }
 
@@ -451,7 +456,24 @@ static const struct vast_vcmd_ops host_ops[] = {
     [VAST_HOST_MAP] = HOST_OPS(CL_COMMAND_MAP_BUFFER),
     [VAST_HOST_UNMAP] = HOST_OPS(CL_COMMAND_UNMAP_MEM_OBJECT),
     [VAST_HOST_NOP] = HOST_OPS(CL_COMMAND_MIGRATE_MEM_OBJECTS),
+    [VAST_HOST_TO_IMAGE] = HOST_OPS(CL_COMMAND_COPY_BUFFER_TO_IMAGE),
+    [VAST_HOST_FROM_IMAGE] = HOST_OPS(CL_COMMAND_COPY_IMAGE_TO_BUFFER),
 };
+
+/* The same commands reported as image commands (vast_host_cmd.type). */
+static const struct vast_vcmd_ops image_typed_ops[] = {
+    HOST_OPS(CL_COMMAND_READ_IMAGE),           HOST_OPS(CL_COMMAND_WRITE_IMAGE),
+    HOST_OPS(CL_COMMAND_COPY_IMAGE),           HOST_OPS(CL_COMMAND_FILL_IMAGE),
+    HOST_OPS(CL_COMMAND_COPY_IMAGE_TO_BUFFER), HOST_OPS(CL_COMMAND_COPY_BUFFER_TO_IMAGE),
+};
+
+static const struct vast_vcmd_ops *host_cmd_ops(const struct vast_host_cmd *c)
+{
+    for (size_t i = 0; c->type != 0 && i < sizeof image_typed_ops / sizeof *image_typed_ops; i++)
+        if (image_typed_ops[i].type == c->type)
+            return &image_typed_ops[i];
+    return &host_ops[c->op];
+}
 
 cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bool blocking, cl_uint num_events,
                          const cl_event *wait_list, cl_event *event)
@@ -467,7 +489,9 @@ cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bo
         VAST_RETAIN(c->a);
     if (c->b != NULL)
         VAST_RETAIN(c->b);
-    return vast_vcmd_submit(q, num_events, wait_list, &host_ops[c->op], c, blocking, event);
+    if (c->image != NULL)
+        VAST_RETAIN(c->image);
+    return vast_vcmd_submit(q, num_events, wait_list, host_cmd_ops(c), c, blocking, event);
 }
 
 void *vast_vbuf_enqueue_map(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t offset, size_t size,

@@ -64,6 +64,8 @@ cl_int vast_vbuf_copy_rect(cl_mem src, cl_mem dst, const struct vast_rect *s, co
 enum vast_host_op {
     VAST_HOST_READ, VAST_HOST_WRITE, VAST_HOST_COPY, VAST_HOST_FILL, VAST_HOST_READ_RECT, VAST_HOST_WRITE_RECT,
     VAST_HOST_COPY_RECT, VAST_HOST_MAP, VAST_HOST_UNMAP, VAST_HOST_NOP,
+    VAST_HOST_TO_IMAGE,   /* clEnqueueCopyBufferToImage: a's bytes [a_off, a_off+size) into `image` */
+    VAST_HOST_FROM_IMAGE, /* clEnqueueCopyImageToBuffer: `image` into a's bytes [a_off, a_off+size) */
 };
 struct vast_host_cmd {
     enum vast_host_op op;
@@ -74,6 +76,9 @@ struct vast_host_cmd {
     unsigned char pattern[128];
     size_t pattern_size;
     struct vast_map *map; /* maps and unmaps (vbuf.c) */
+    cl_mem image;         /* image copies: the real image, at ra.origin over ra.region (image.c) */
+    cl_command_type type; /* what its event reports, when not the op's own (commands on a 1D
+                           * image buffer made from a virtual buffer are its buffer's, image.c) */
 };
 
 /* Submit a host-side command (the buffers are retained for it). */
@@ -85,6 +90,9 @@ void *vast_vbuf_enqueue_map(cl_command_queue q, cl_mem m, cl_map_flags flags, si
                             cl_int *errcode_ret);
 cl_int vast_vbuf_enqueue_unmap(cl_command_queue q, cl_mem m, void *ptr, cl_uint num_events, const cl_event *wait_list,
                                cl_event *event);
+
+/* Executor side of VAST_HOST_TO_IMAGE and VAST_HOST_FROM_IMAGE (image.c). */
+cl_int vast_image_host_copy(const struct vast_host_cmd *cmd);
 
 /* The root page range of bytes [offset, offset+size) of m. */
 int vast_vbuf_pages(cl_mem m, size_t offset, size_t size, size_t *first, size_t *count);
