@@ -23,9 +23,10 @@
  * without running it; queue-order dependencies (marker, barrier) only order.
  *
  * Failures: a command that fails records its error in its queue (the first one not yet
- * reported), and the next clFinish or blocking command of that queue returns it, as drivers
- * report a failed launch; a later command of an in-order queue is ordered after the failed
- * one but still runs (only wait-list events carry failure).
+ * reported); the next clFinish of that queue returns it, as drivers report a failed launch,
+ * and the next blocking command reports it as CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+ * a later command of an in-order queue is ordered after the failed one but still runs (only
+ * wait-list events carry failure).
  * U itself is always completed with CL_COMPLETE, the error living in the VAST
  * event's status (what clGetEventInfo, callbacks, clWaitForEvents and dependent virtual
  * commands see). PoCL 3.1 aborts when a real command waits on a user event set to a negative
@@ -402,7 +403,11 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
     cl_int st = atomic_load(&waiter->status);
     cl_int earlier = vast_queue_take_error(q);
     VAST_RELEASE(waiter);
-    return st < 0 ? st : earlier;
+    /* An earlier command's failure reaches the application here as a failed wait, never as
+     * its own code: a read answered CL_OUT_OF_RESOURCES looks like memory pressure, which
+     * pyopencl answers by retrying the read, and the retry would succeed with what the failed
+     * command never wrote. clFinish returns the code itself (queue.c). */
+    return st < 0 ? st : earlier != CL_SUCCESS ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
 cl_command_queue vast_executor_queue2(cl_device_id dev)

@@ -703,9 +703,24 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
                   "NDRange)", r->cmd->kernel->name, *nparts);
         return CL_SUCCESS;
     }
-    struct plan pl;
+    /* Each work-item's data-dependent loads may land on pages of their own, which no page set
+     * shows before the faults: a work-group of more work-items than half the frames could
+     * not hold what it faults. Independent work-items run in slices that can, from the start. */
+    while (r->tk->data_dependent_addresses && can_slice(r) && r->local[0] * r->local[1] * r->local[2] * 2 >
+                                                                  r->pool->nframes)
+        slice_groups(r);
+    if (r->slices != 0)
+        vast_info("kernel '%s': data-dependent loads in a budget of %zu pages: work-groups run in slices of %zu x "
+                  "%zu x %zu work-items", r->cmd->kernel->name, r->pool->nframes, r->local[0], r->local[1],
+                  r->local[2]);
+    struct plan pl = {.nframes = r->pool->nframes, .open = r->total_groups};
     size_t w = 1;
-    cl_int err = plan_once(r, &pl, &w);
+    /* A grid-stride loop that gathers through loaded data: no page set shows what a
+     * work-group's whole loop gathers, so work-group partitions would each meet all of it in
+     * faults. Iteration ranges from the start keep each partition's gathers small, and a range
+     * whose faults outgrow the budget splits (paged.c, split_partition). */
+    bool by_iterations = r->tk->iteration_ranges && r->tk->data_dependent_addresses;
+    cl_int err = by_iterations ? vast_stride_plan(r, &pl.parts, &pl.n) : plan_once(r, &pl, &w);
     while (err == CL_OUT_OF_RESOURCES && r->insp != NULL && r->insp->group_over && can_slice(r)) {
         slice_groups(r); /* independent work-items: run a work-group in slices */
         vast_info("kernel '%s': a work-group alone exceeds the budget; its work-items are independent, so it "

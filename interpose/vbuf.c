@@ -21,6 +21,7 @@
 #include <time.h>
 
 #define VAST_DEFAULT_PAGE_SIZE (64u << 10)
+#define VAST_MIN_FRAMES 1024 /* a work-group of 1024 items gathering at random touches as many pages */
 
 /* A mapping, made at enqueue (its pointer is known then) and listed on its buffer until an
  * unmap is enqueued; the map command makes the range coherent and sets `mapped`. */
@@ -59,8 +60,12 @@ cl_int vast_pc_error(int status)
 static int pool_create(cl_device_id dev, cl_int *err)
 {
     const struct vast_config *cfg = vast_config_get();
-    size_t page = cfg->page_size ? cfg->page_size : VAST_DEFAULT_PAGE_SIZE;
     size_t budget = cfg->device_memory ? cfg->device_memory : dev->real_global_mem / 4 * 3;
+    /* Large pages move in large runs; but a budget of few frames refuses work-groups whose
+     * gathers scatter over pages, so small budgets get smaller pages (4 KiB at least). */
+    size_t page = cfg->page_size ? cfg->page_size : VAST_DEFAULT_PAGE_SIZE;
+    while (cfg->page_size == 0 && page > 4096 && budget / page < VAST_MIN_FRAMES)
+        page /= 2;
     size_t max_chunk = dev->real_max_alloc & ~(cl_ulong)(page - 1);
     const struct _cl_icd_dispatch *d = dev->backend->dispatch;
     dev->pool_queue = d->clCreateCommandQueue(dev->backend->shared, dev->real, 0, err);

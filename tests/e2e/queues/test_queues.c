@@ -558,6 +558,13 @@ static void test_errors(void **state)
     assert_int_equal(clWaitForEvents(1, &after), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     assert_int_equal(clFinish(q), st); /* the queue reports its failed launch once */
     CHECK_CL(clFinish(q));
+    /* A blocking command after such a launch reports it as a failed wait, not as memory
+     * pressure: pyopencl retries a read that fails with CL_OUT_OF_RESOURCES, and the retry
+     * would succeed with what the launch never wrote. */
+    CHECK_CL(clEnqueueNDRangeKernel(q, refused, 1, NULL, &global, &wg, 0, NULL, NULL));
+    assert_int_equal(clEnqueueReadBuffer(q, a, CL_TRUE, 0, 16, got, 0, NULL, NULL),
+                     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    CHECK_CL(clFinish(q));
     CHECK_CL(clEnqueueReadBuffer(q, a, CL_TRUE, 0, W * 4, got, 0, NULL, NULL));
     check_words(got, W, plus_expect, &(struct plus){8, 0}); /* untouched */
     /* The same data through a program from VAST's own binary: it pages (4 MiB, 2 MiB budget). */
