@@ -112,12 +112,15 @@ for c in ${configs//,/ }; do
     [ "$c" = pocl ] || config_list+=("$c")
 done
 
-# the loader's view: PoCL alone, or VAST alone
-mkdir -p "$out/vendors-pocl" "$out/vendors-vast"
-for f in /etc/OpenCL/vendors/*.icd; do
-    grep -q vast "$f" || cp "$f" "$out/vendors-pocl/"
-done
-echo "$libvast" > "$out/vendors-vast/vast.icd"
+# the loader's view: PoCL alone, or VAST alone (a report of a run leaves them as they are: that
+# run may still be going)
+if [ "$report_only" = 0 ]; then
+    mkdir -p "$out/vendors-pocl" "$out/vendors-vast"
+    for f in /etc/OpenCL/vendors/*.icd; do
+        grep -q vast "$f" || cp "$f" "$out/vendors-pocl/"
+    done
+    echo "$libvast" > "$out/vendors-vast/vast.icd"
+fi
 
 # build: configure once, then only the targets of the chosen suites
 if [ "$report_only" = 1 ]; then :
@@ -138,13 +141,13 @@ if [ "$report_only" = 0 ]; then
 fi
 
 # one test in one configuration, one process: writes $dir/$name.log and $dir/$name.res
-# ("status seconds rc")
+# ("status seconds rc"); line-buffered, so a test killed at its limit leaves its last lines
 run_config() {
     local name=$1 dir=$2 cfg_env=$3 log="$2/$1.log" t0 pid rc kids k rss over=0 status
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
     ( exec env $cfg_env ${suite_env:+"$suite_env"} CL_DEVICE_TYPE=all \
-        timeout -k 10 "$timeout_s" "$bin" "$name" $args ) > "$log" 2>&1 &
+        timeout -k 10 "$timeout_s" stdbuf -oL -eL "$bin" "$name" $args ) > "$log" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         kids=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)
@@ -155,6 +158,7 @@ run_config() {
         sleep 0.3
     done
     wait "$pid"; rc=$?
+    [ -z "$(tail -c1 "$log")" ] || echo >> "$log"   # the cts: line below on a line of its own
     if [ "$over" -gt 0 ]; then
         status=fail; echo "cts: killed: resident memory over $max_rss MiB ($over MiB)" >> "$log"
     elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -186,7 +190,8 @@ first_error() {
         "$1" | grep -vE '^(PASSED|FAILED) [0-9]+ of|^FAILED [A-Za-z0-9_]+\.$' | head -1)
     [ -n "$l" ] || l=$(grep -m1 '^cts: ' "$1")
     [ -n "$l" ] || l=$(tail -1 "$1")
-    echo "$l" | tr -d '\r' | sed 's/|/\\|/g; s/^[[:space:]]*//' | cut -c1-200
+    echo "$l" | tr -d '\r' | sed "s|${src:-/nonexistent}/||g" | sed 's/|/\\|/g; s/^[[:space:]]*//' |
+        cut -c1-200
 }
 # counts of a directory of .res files: "passed failed total"
 counts() { cat "$1"/*.res 2>/dev/null | awk '{n++; p += $1 == "pass"; f += $1 == "fail"} END {print p+0, f+0, n+0}'; }
