@@ -334,10 +334,11 @@ cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel ker
                                    const cl_event *event_wait_list, cl_event *event)
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    if (work_dim >= 1 && work_dim <= 3 && global_work_size != NULL)
+    if (work_dim >= 1 && work_dim <= 3)
         for (cl_uint i = 0; i < work_dim; i++)
-            if (global_work_size[i] == 0) {
-                /* Valid since OpenCL 2.1: nothing runs; the command completes after its wait list. */
+            if (global_work_size == NULL || global_work_size[i] == 0) {
+                /* Valid since OpenCL 2.1 (a NULL size too): nothing runs; the command completes after
+                 * its wait list. */
                 for (cl_uint j = 0; local_work_size != NULL && j < work_dim; j++)
                     VAST_RETURN_IF(local_work_size[j] == 0, CL_INVALID_WORK_GROUP_SIZE, "local_work_size[%u] is 0", j);
                 VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);

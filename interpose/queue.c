@@ -127,9 +127,10 @@ cl_int vast_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id devi
 {
     VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
     VAST_CHECK(device, VAST_MAGIC_DEVICE, CL_INVALID_DEVICE);
-    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    /* Virtual devices report no device-side enqueue (device.c), so none can be replaced. */
+    /* Virtual devices report no device-side enqueue (device.c), so none can be replaced,
+     * whatever the queue (the CTS passes NULL). */
     VAST_RETURN_IF(device->is_root, CL_INVALID_OPERATION, "the virtual device has no device-side enqueue");
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
     VAST_PASS(context->backend, context->real, clSetDefaultDeviceCommandQueue, context->real, device->real,
               command_queue->real);
 }
