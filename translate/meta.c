@@ -31,8 +31,9 @@ static struct tr_fn *find_fn(struct tr_unit *u, const char *usr)
 
 static void add_access(struct kacc *a, unsigned long long m, unsigned use)
 {
-    for (unsigned i = 0; i < a->k->num_args && i < 63; i++)
-        if (m & TR_MASK_UNKNOWN || m & (1ull << i))
+    /* Arguments from index 63 have no bit of their own: only TR_MASK_UNKNOWN reaches them. */
+    for (unsigned i = 0; i < a->k->num_args; i++)
+        if (m & TR_MASK_UNKNOWN || (i < 63 && m & (1ull << i)))
             if (a->k->args[i].kind == TRANSLATE_ARG_GLOBAL_POINTER)
                 a->access[i] |= use;
 }

@@ -256,6 +256,8 @@ static unsigned long long pointer_mask(struct walk *w, CXCursor e)
         int pi = param_index(w, d);
         if (pi >= 0)
             return pi < 63 ? 1ull << pi : TR_MASK_UNKNOWN;
+        if (clang_getCursorKind(d) == CXCursor_ParmDecl) /* past the 64 params kept in w->params */
+            return TR_MASK_UNKNOWN;
         struct var *v = find_var(w, d, 0);
         return v ? v->mask : 0;
     }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "translate.h"
@@ -102,6 +103,31 @@ static void test_metadata_through_helpers(void **state)
     assert_non_null(strstr(r->paged_source, "put(p, i, (*(const __global float *)"));
     assert_non_null(strstr(r->paged_source, "float v, __local vast_ctx *vast_cx)"));
     translate_result_free(r);
+}
+
+/* A kernel of n long arguments then a written buffer (the CTS's min_max_parameter_size):
+ * the buffer's access must be known at every index (bits of the argument masks end at 63,
+ * the walker keeps 64 parameters); an unknown access made it read-only, never written back. */
+static void test_metadata_past_63_args(void **state)
+{
+    (void)state;
+    static const unsigned ns[] = {62, 63, 64, 127};
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        static char src[16384];
+        size_t o = (size_t)snprintf(src, sizeof src, "__kernel void k(");
+        for (unsigned i = 0; i < ns[t]; i++)
+            o += (size_t)snprintf(src + o, sizeof src - o, "long a%u, ", i);
+        o += (size_t)snprintf(src + o, sizeof src - o, "__global long *r) {\n  r[0] = 0;\n");
+        for (unsigned i = 0; i < ns[t]; i++)
+            o += (size_t)snprintf(src + o, sizeof src - o, "  r[0] += a%u;\n", i);
+        snprintf(src + o, sizeof src - o, "}\n");
+        struct translate_result *r = tr(src, NULL);
+        const struct translate_kernel *k = &r->kernels[0];
+        assert_int_equal(k->num_args, ns[t] + 1);
+        assert_int_equal(k->args[ns[t]].kind, TRANSLATE_ARG_GLOBAL_POINTER);
+        assert_true(k->args[ns[t]].access & TRANSLATE_WRITE);
+        translate_result_free(r);
+    }
 }
 
 static void test_unsupported_is_diagnosed(void **state)
@@ -342,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_ids_and_work_group_bound),
         cmocka_unit_test(test_line_markers_and_macros),
         cmocka_unit_test(test_metadata_through_helpers),
+        cmocka_unit_test(test_metadata_past_63_args),
         cmocka_unit_test(test_unsupported_is_diagnosed),
         cmocka_unit_test(test_errors_say_why),
         cmocka_unit_test(test_inspector_loop_budget),
