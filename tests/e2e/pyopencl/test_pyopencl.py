@@ -28,7 +28,11 @@ import traceback
 
 
 def budget_bytes():
+    """The device budget the sizes follow; 4M where every launch is forced onto the paged
+    kernel (that configuration keeps the data within its budget: paged kernels, no partitions)."""
     v = os.environ.get("VAST_DEVICE_MEMORY", "4M").strip().upper()
+    if os.environ.get("VAST_FORCE_PAGED") == "1":
+        v = "4M"
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(v[-1:], 1)
     return int(v.rstrip("KMG")) * scale
 
