@@ -328,6 +328,19 @@ static size_t mirrored_args(cl_kernel kernel, cl_mem *images, bool *written)
     return too_many ? SIZE_MAX : n;
 }
 
+/* A zero-sized NDRange: a command that runs nothing, so that its event reports a kernel. */
+static cl_int run_nothing(void *ctx, cl_command_queue exec_queue)
+{
+    (void)ctx;
+    (void)exec_queue;
+    return CL_SUCCESS;
+}
+
+static void free_nothing(void *ctx) { (void)ctx; }
+
+static const struct vast_vcmd_ops zero_sized_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_HOST, run_nothing,
+                                                    free_nothing};
+
 cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                                    const size_t *global_work_offset, const size_t *global_work_size,
                                    const size_t *local_work_size, cl_uint num_events_in_wait_list,
@@ -344,7 +357,8 @@ cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel ker
                 VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
                 VAST_RETURN_IF(kernel->program->context != command_queue->context, CL_INVALID_CONTEXT,
                                "kernel and queue of different contexts");
-                return vast_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+                return vast_vcmd_submit(command_queue, num_events_in_wait_list, event_wait_list, &zero_sized_ops,
+                                        NULL, false, event);
             }
     cl_mem images[VAST_LAUNCH_MIRRORS];
     bool written[VAST_LAUNCH_MIRRORS];

@@ -306,6 +306,9 @@ static void test_api_details(void **state)
     size_t zero[2] = {0, 4}, local[2] = {1, 1};
     cl_event ev;
     CHECK_CL(clEnqueueNDRangeKernel(queue, k, 2, NULL, zero, NULL, 0, NULL, &ev));
+    cl_command_type type = 0;
+    CHECK_CL(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
+    assert_int_equal(type, CL_COMMAND_NDRANGE_KERNEL);
     CHECK_CL(clWaitForEvents(1, &ev));
     CHECK_CL(clReleaseEvent(ev));
     CHECK_CL(clEnqueueNDRangeKernel(queue, k, 2, NULL, zero, local, 0, NULL, NULL));
