@@ -706,8 +706,8 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
     /* Each work-item's data-dependent loads may land on pages of their own, which no page set
      * shows before the faults: a work-group of more work-items than half the frames could
      * not hold what it faults. Independent work-items run in slices that can, from the start. */
-    while (r->tk->data_dependent_addresses && can_slice(r) && r->local[0] * r->local[1] * r->local[2] * 2 >
-                                                                  r->pool->nframes)
+    while (r->tk->data_dependent_addresses && can_slice(r) &&
+           r->local[0] * r->local[1] * r->local[2] * 2 > r->pool->nframes)
         slice_groups(r);
     if (r->slices != 0)
         vast_info("kernel '%s': data-dependent loads in a budget of %zu pages: work-groups run in slices of %zu x "
