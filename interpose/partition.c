@@ -692,6 +692,18 @@ static cl_int plan_once(struct vast_paged *r, struct plan *pl, size_t *w_out)
 cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
 {
     uint64_t t0 = vast_now_ns();
+    /* Each work-item's data-dependent loads may land on pages of their own, which no page set
+     * shows before the faults: a work-group of more work-items than half the frames could
+     * not hold what it faults. Independent work-items run in slices that can, from the start
+     * (the same slices for the same launch: a plan made with them is kept). */
+    while (r->tk->data_dependent_addresses && can_slice(r) &&
+           r->local[0] * r->local[1] * r->local[2] * 2 > r->pool->nframes)
+        slice_groups(r);
+    if (r->slices != 0)
+        vast_info("kernel '%s': data-dependent loads in a budget of %zu pages: work-groups run in slices of %zu x "
+                  "%zu x %zu work-items", r->cmd->kernel->name, r->pool->nframes, r->local[0], r->local[1],
+                  r->local[2]);
+    cl_ulong kept_slices = r->slices;
     size_t key_len = 0;
     uint8_t *key = plan_key(r, &key_len);
     *parts = key != NULL ? cache_get(r->cmd->kernel, key, key_len, r->pages, nparts) : NULL;
@@ -703,16 +715,6 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
                   "NDRange)", r->cmd->kernel->name, *nparts);
         return CL_SUCCESS;
     }
-    /* Each work-item's data-dependent loads may land on pages of their own, which no page set
-     * shows before the faults: a work-group of more work-items than half the frames could
-     * not hold what it faults. Independent work-items run in slices that can, from the start. */
-    while (r->tk->data_dependent_addresses && can_slice(r) &&
-           r->local[0] * r->local[1] * r->local[2] * 2 > r->pool->nframes)
-        slice_groups(r);
-    if (r->slices != 0)
-        vast_info("kernel '%s': data-dependent loads in a budget of %zu pages: work-groups run in slices of %zu x "
-                  "%zu x %zu work-items", r->cmd->kernel->name, r->pool->nframes, r->local[0], r->local[1],
-                  r->local[2]);
     struct plan pl = {.nframes = r->pool->nframes, .open = r->total_groups};
     size_t w = 1;
     /* A grid-stride loop that gathers through loaded data: no page set shows what a
@@ -733,10 +735,10 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         pl = (struct plan){.nframes = r->pool->nframes, .open = r->total_groups};
         err = vast_stride_plan(r, &pl.parts, &pl.n); /* frees its partitions on failure */
     }
-    if (err == CL_SUCCESS && key != NULL && r->slices == 0)
+    if (err == CL_SUCCESS && key != NULL && r->slices == kept_slices)
         cache_put(r->cmd->kernel, key, key_len, pl.parts, pl.n, r->pages);
     else
-        free(key); /* sliced plans are not kept: the key holds the application's local size */
+        free(key); /* plans sliced by planning are not kept: the key holds the application's local size */
     *parts = pl.parts;
     *nparts = pl.n;
     uint64_t t1 = vast_now_ns();
