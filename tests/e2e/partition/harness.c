@@ -396,3 +396,33 @@ void job_free(const struct job *j, unsigned char **out)
     for (unsigned a = 0; a < j->nargs; a++)
         free(out[a]), out[a] = NULL;
 }
+
+int harness_options(int argc, char **argv, struct harness_opts *o)
+{
+    bool takes_pages = o->pages != NULL;
+    for (int i = 1; i < argc; i++) {
+        if (takes_pages && !strcmp(argv[i], "--pages") && i + 1 < argc)
+            o->pages = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            o->only = argv[++i];
+        else if (!strcmp(argv[i], "--flip"))
+            o->flip = 1;
+        else
+            return fprintf(stderr, "usage: %s %s[--only NAME[,NAME]] [--flip]\n", argv[0],
+                           takes_pages ? "[--pages 4K,64K] " : ""), 2;
+    }
+    o->vendors = getenv("PARTITION_ICD_DIR");
+    if (o->vendors == NULL)
+        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    return 0;
+}
+
+bool harness_selected(const char *only, const char *name)
+{
+    if (only == NULL)
+        return true;
+    char list[256], key[64];
+    snprintf(list, sizeof list, ",%s,", only);
+    snprintf(key, sizeof key, ",%s,", name);
+    return strstr(list, key) != NULL;
+}

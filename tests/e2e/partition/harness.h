@@ -49,6 +49,18 @@ bool harness_refusal_logged(const char *out, const char *kernel, const char *con
 /* Prints `out` indented, for a failure report. */
 void harness_dump(const char *out);
 
+/* The parent's command line shared by the partition e2e programs: [--pages LIST] (only where
+ * `pages` starts non-NULL: its default) [--only NAME[,NAME]] [--flip], and the vendors folder
+ * from PARTITION_ICD_DIR. 0 when usable, else 2 after saying why. */
+struct harness_opts {
+    const char *pages, *only, *vendors;
+    int flip;
+};
+int harness_options(int argc, char **argv, struct harness_opts *o);
+
+/* Whether `name` is in the --only list (every name when there is none). */
+bool harness_selected(const char *only, const char *name);
+
 /* ---- child side ---- */
 
 struct clenv {

@@ -565,32 +565,16 @@ int main(int argc, char **argv)
                 return child(&tests[i], atoi(argv[3]));
         return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
     }
-    const char *pages = "4K,64K", *only = NULL;
-    int flip = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--pages") && i + 1 < argc)
-            pages = argv[++i];
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-        else if (!strcmp(argv[i], "--flip"))
-            flip = 1;
-        else
-            return fprintf(stderr, "usage: %s [--pages 4K,64K] [--only NAME[,NAME]] [--flip]\n", argv[0]), 2;
-    }
-    const char *vendors = getenv("PARTITION_ICD_DIR");
-    if (vendors == NULL)
-        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    struct harness_opts opt = {.pages = "4K,64K"};
+    if (harness_options(argc, argv, &opt) != 0)
+        return 2;
+    const char *pages = opt.pages, *only = opt.only, *vendors = opt.vendors;
+    int flip = opt.flip;
     int run = 0, passed = 0;
     for (size_t i = 0; i < NTESTS; i++) {
         const struct api_test *t = &tests[i];
-        if (only != NULL) {
-            char list[256];
-            snprintf(list, sizeof list, ",%s,", only);
-            char key[64];
-            snprintf(key, sizeof key, ",%s,", t->name);
-            if (strstr(list, key) == NULL)
-                continue;
-        }
+        if (!harness_selected(only, t->name))
+            continue;
         struct job j;
         seed = 0x9e3779b97f4a7c15ull;
         t->make(&j);

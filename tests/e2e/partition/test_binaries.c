@@ -529,15 +529,6 @@ static int judge(const struct bcase *c, const struct child_result *r)
     return ok;
 }
 
-static bool selected(const char *only, const char *name)
-{
-    if (only == NULL)
-        return true;
-    char list[256], key[64];
-    snprintf(list, sizeof list, ",%s,", only);
-    snprintf(key, sizeof key, ",%s,", name);
-    return strstr(list, key) != NULL;
-}
 
 int main(int argc, char **argv)
 {
@@ -549,22 +540,15 @@ int main(int argc, char **argv)
                 return child(&cases[i]);
         return fprintf(stderr, "unknown case %s\n", argv[2]), 2;
     }
-    const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-        else if (!strcmp(argv[i], "--flip"))
-            flip = 1;
-        else
-            return fprintf(stderr, "usage: %s [--only NAME[,NAME]] [--flip]\n", argv[0]), 2;
-    }
-    const char *vendors = getenv("PARTITION_ICD_DIR");
-    if (vendors == NULL)
-        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    struct harness_opts opt = {0};
+    if (harness_options(argc, argv, &opt) != 0)
+        return 2;
+    const char *only = opt.only, *vendors = opt.vendors;
+    flip = opt.flip;
     int run = 0, passed = 0;
     for (size_t i = 0; i < NCASES; i++) {
         const struct bcase *c = &cases[i];
-        if (!selected(only, c->name) || (flip && !c->compares))
+        if (!harness_selected(only, c->name) || (flip && !c->compares))
             continue;
         char e_mem[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
         snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", c->budget);

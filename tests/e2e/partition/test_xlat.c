@@ -300,26 +300,15 @@ int main(int argc, char **argv)
                 return child(&tests[i], atoi(argv[3]));
         return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
     }
-    const char *only = NULL;
-    int flip = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-        else if (!strcmp(argv[i], "--flip"))
-            flip = 1;
-        else
-            return fprintf(stderr, "usage: %s [--only NAME[,NAME]] [--flip]\n", argv[0]), 2;
-    }
-    const char *vendors = getenv("PARTITION_ICD_DIR");
-    if (vendors == NULL)
-        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
+    struct harness_opts opt = {0};
+    if (harness_options(argc, argv, &opt) != 0)
+        return 2;
+    const char *only = opt.only, *vendors = opt.vendors;
+    int flip = opt.flip;
     int run = 0, passed = 0;
     for (size_t i = 0; i < NTESTS; i++) {
         const struct xlat_test *t = &tests[i];
-        char list[256], key[64];
-        snprintf(list, sizeof list, ",%s,", only ? only : "");
-        snprintf(key, sizeof key, ",%s,", t->name);
-        if (only != NULL && strstr(list, key) == NULL)
+        if (!harness_selected(only, t->name))
             continue;
         struct job j;
         seed = 0x2545f4914f6cdd1dull;
