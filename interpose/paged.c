@@ -486,42 +486,98 @@ uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count)
  * vast_slab) and computes ids in 64 bits. */
 #define REAL_MAX_ITEMS (((size_t)1 << 31) - 1)
 
-cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
-                          size_t end, cl_event *kev)
+struct box_launch {
+    const struct vast_paged *r;
+    cl_command_queue q;
+    cl_kernel k;
+    cl_uint slab_arg;
+    unsigned launches;
+    cl_event *kev; /* the event of the range's one launch, when it has one */
+};
+
+/* Launch the box of work-groups [lo, hi) per dimension, in real launches below 2^31 items. */
+static cl_int launch_box(struct box_launch *b, const size_t lo[3], const size_t hi[3])
 {
-    if (kev != NULL)
-        *kev = NULL;
-    cl_uint last = r->cmd->sh.dims - 1;
-    size_t row = 1; /* work-groups per index of the slowest dimension */
-    for (cl_uint i = 0; i < last; i++)
-        row *= r->groups[i];
-    size_t lo[3] = {0, 0, 0}, hi[3], step[3];
-    for (cl_uint i = 0; i < 3; i++) {
-        hi[i] = r->groups[i];
+    const struct vast_paged *r = b->r;
+    cl_uint dims = r->cmd->sh.dims;
+    size_t step[3], g[3];
+    for (cl_uint i = 0; i < 3; i++)
         step[i] = REAL_MAX_ITEMS / r->local[i];
-    }
-    lo[last] = first / row;
-    hi[last] = (end + row - 1) / row;
     cl_int err = CL_SUCCESS;
-    size_t g[3];
     for (g[2] = lo[2]; g[2] < hi[2]; g[2] += step[2])
         for (g[1] = lo[1]; g[1] < hi[1]; g[1] += step[1])
             for (g[0] = lo[0]; g[0] < hi[0]; g[0] += step[0]) {
                 cl_ulong4 slab = {{g[0], g[1], g[2], r->slices}};
                 size_t global[3];
-                bool only = true; /* the slab's one launch */
-                for (cl_uint i = 0; i < 3; i++) {
-                    size_t n = hi[i] - g[i] < step[i] ? hi[i] - g[i] : step[i];
-                    global[i] = n * r->local[i];
-                    only &= g[i] == lo[i] && g[i] + n == hi[i];
-                }
-                err = r->d->clSetKernelArg(k, slab_arg, sizeof slab, &slab);
+                for (cl_uint i = 0; i < 3; i++)
+                    global[i] = (hi[i] - g[i] < step[i] ? hi[i] - g[i] : step[i]) * r->local[i];
+                cl_event ev = NULL;
+                err = r->d->clSetKernelArg(b->k, b->slab_arg, sizeof slab, &slab);
                 if (err == CL_SUCCESS)
-                    err = r->d->clEnqueueNDRangeKernel(q, k, last + 1, NULL, global, r->local, 0, NULL,
-                                                       only ? kev : NULL);
+                    err = r->d->clEnqueueNDRangeKernel(b->q, b->k, dims, NULL, global, r->local, 0, NULL,
+                                                       b->kev != NULL ? &ev : NULL);
                 if (err != CL_SUCCESS)
                     return err;
+                if (b->kev != NULL) {
+                    if (*b->kev != NULL)
+                        r->d->clReleaseEvent(*b->kev);
+                    *b->kev = ev;
+                }
+                b->launches++;
             }
+    return err;
+}
+
+/* Launch exactly the work-groups of the flat range [first, end) of dimensions 0..d, whose
+ * indices above d are fixed in lo/hi: the range's partial first row of dimension d, its whole
+ * rows, its partial last row, each a box (at most 2d + 1 of them). No work-group outside the
+ * range runs, so the translated kernels need no early return for such work-groups: PoCL 3.1
+ * miscompiles a kernel that returns uniformly before a barrier (a later `if (id == 0)` ran in
+ * every work-item; the CTS's kernel_local_memory_size). */
+static cl_int launch_range(struct box_launch *b, cl_uint d, size_t first, size_t end, size_t lo[3], size_t hi[3])
+{
+    const struct vast_paged *r = b->r;
+    size_t row = 1; /* work-groups per index of dimension d */
+    for (cl_uint i = 0; i < d; i++)
+        row *= r->groups[i];
+    for (cl_uint i = 0; i < d; i++)
+        lo[i] = 0, hi[i] = r->groups[i];
+    size_t a = first / row, z = end / row;
+    cl_int err = CL_SUCCESS;
+    if (d > 0 && a == z) { /* inside one row */
+        lo[d] = a, hi[d] = a + 1;
+        return launch_range(b, d - 1, first - a * row, end - a * row, lo, hi);
+    }
+    if (d > 0 && first % row != 0) { /* the partial first row */
+        lo[d] = a, hi[d] = a + 1;
+        err = launch_range(b, d - 1, first % row, row, lo, hi);
+        a++;
+        for (cl_uint i = 0; i < d; i++)
+            lo[i] = 0, hi[i] = r->groups[i];
+    }
+    if (err == CL_SUCCESS && a < z) { /* whole rows */
+        lo[d] = a, hi[d] = z;
+        err = launch_box(b, lo, hi);
+    }
+    if (err == CL_SUCCESS && d > 0 && end % row != 0) { /* the partial last row */
+        lo[d] = z, hi[d] = z + 1;
+        err = launch_range(b, d - 1, 0, end % row, lo, hi);
+    }
+    return err;
+}
+
+cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
+                          size_t end, cl_event *kev)
+{
+    if (kev != NULL)
+        *kev = NULL;
+    struct box_launch b = {r, q, k, slab_arg, 0, kev};
+    size_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    cl_int err = first < end ? launch_range(&b, r->cmd->sh.dims - 1, first, end, lo, hi) : CL_SUCCESS;
+    if (kev != NULL && *kev != NULL && (err != CL_SUCCESS || b.launches != 1)) {
+        r->d->clReleaseEvent(*kev); /* a span over several launches is not one kernel's */
+        *kev = NULL;
+    }
     return err;
 }
 

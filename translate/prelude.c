@@ -141,8 +141,6 @@ static const char paged_prelude[] =
     "= faults; cx->gsize = gsize; cx->goff = goff; vast_set_slab(cx, slab); cx->shift = (uint)cfg.s0; cx->mask = "
     "((ulong)1 << cx->shift) - 1; cx->lpt_entries = cfg.s1; cx->wg_fault = 0; "
     "cx->last_fault = 0xffffffffu; cx->flat = vast_flat_group(cx); }\n"
-    "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
-    "cx->flat >= cfg.s3; }\n"
     TR_STRADDLE_PAGED TR_FAULTED;
 
 static const char inspect_prelude[] =
@@ -180,8 +178,6 @@ static const char inspect_prelude[] =
     "cx->shift) - 1; cx->pas_pages = cfg.s1; cx->budget = pascfg.s1; cx->scratch = "
     "scratch; cx->status = status; cx->flat = vast_flat_group(cx); cx->pas = pas + "
     "(cx->flat / pascfg.s0 - pascfg.s2) * cfg.s1; }\n"
-    "int vast_outside(__local vast_ctx *cx, ulong4 cfg) { return cx->flat < cfg.s2 || "
-    "cx->flat >= cfg.s3; }\n"
     "void vast_mark_range(ulong va, uint n, __global uchar *row, ulong pages, __global uint "
     "*status, __local vast_ctx *cx) { for (ulong p = va >> vast_shift(cx); p <= (va + n - 1) >> "
     "vast_shift(cx); p++) vast_mark_k(p << vast_shift(cx), row, pages, status, cx); }\n"
@@ -210,11 +206,11 @@ const char *tr_kernel_prologue(enum tr_variant v)
                ? " __local vast_ctx vast_cx_s; __local vast_ctx *vast_cx = &vast_cx_s; "
                  "vast_init(vast_cx, vast_lpt, vast_pool0, vast_pool1, vast_pool2, "
                  "vast_pool3, vast_scratch, vast_faults, vast_gsize, vast_goff, vast_cfg, vast_slab); "
-                 "barrier(CLK_LOCAL_MEM_FENCE); if (vast_outside(vast_cx, vast_cfg)) return;"
+                 "barrier(CLK_LOCAL_MEM_FENCE);"
                : " __local vast_ctx vast_cx_s; __local vast_ctx *vast_cx = &vast_cx_s; "
                  "vast_init(vast_cx, vast_pas, vast_scratch, vast_status, vast_gsize, "
-                 "vast_goff, vast_cfg, vast_pascfg, vast_slab); barrier(CLK_LOCAL_MEM_FENCE); if "
-                 "(vast_outside(vast_cx, vast_cfg)) return; __global uchar *vast_pas_row = "
+                 "vast_goff, vast_cfg, vast_pascfg, vast_slab); barrier(CLK_LOCAL_MEM_FENCE); "
+                 "__global uchar *vast_pas_row = "
                  "vast_cx->pas;";
 }
 

@@ -28,6 +28,7 @@
  *   ulong4 vast_cfg                    .s0 page shift S (page size P = 1<<S, S in 9..30)
  *                                      .s1 number of LPT entries
  *                                      .s2 first, .s3 end (exclusive) flat work-group id
+ *                                      of the partition (informational: see Launch)
  *   ulong4 vast_slab                   .s012 first real work-group of this launch per
  *                                      dimension; .s3 slices k per dimension: bits 0-20,
  *                                      21-41, 42-62 (0 = 1); see Launch
@@ -42,14 +43,16 @@
  * 64 bits and reports the original launch: get_global_id = goff + v * Lr + local id,
  * get_group_id = v / k, get_local_id = (v % k) * Lr + local id, get_local_size = L,
  * get_num_groups, get_global_size, get_global_offset likewise. Flat real work-group id:
- * v0 + n0*(v1 + n1*v2), n = gsize / Lr (with k = 1, the original flat work-group id); real
- * work-groups whose flat id is outside [.s2,.s3) return at once (guard). Slices (k > 1) are
- * for kernels whose work-items are independent (no barriers, no __local memory).
+ * v0 + n0*(v1 + n1*v2), n = gsize / Lr (with k = 1, the original flat work-group id). The
+ * runtime launches exactly the real work-groups of [.s2,.s3) (boxes of the grid), so kernels
+ * have no guard: a uniform early return before a barrier is miscompiled by PoCL 3.1's
+ * work-group code generation. Slices (k > 1) are for kernels whose work-items are
+ * independent (no barriers, no __local memory).
  * Fault: a page without frame. Loads read the zero page, stores go to the sink; the
  * work-group sets a __local flag and all its later global stores go to the sink; the
  * page is appended to the fault log (a page below 2^32 - 1 equal to the last one the
  * work-group logged is dropped). The context is __local: every kernel opens with one
- * barrier that all work-items reach, before the guard.
+ * barrier that all work-items reach.
  * Fault log (uint words): [0] count (atomic; may exceed capacity = overflow: rerun the
  * whole range), [1] capacity in entries (runtime sets), [2..3] 0; entry k at 4+4k:
  * {flat work-group id low 32, virtual page low 32, virtual page high 32, bits 1..0: 1 = read /

@@ -19,6 +19,8 @@
  * odd offsets, over buffers whose elements cross 4 KiB boundaries; straddle_struct also gathers
  * and scatters whole structs through a permutation (faults on either page of a split access):
  *   straddle_struct, straddle_packed, straddle_vec
+ * A barrier after the prologue: barrier_rows (2D, __local memory, partitions ending inside rows
+ * of work-groups, work-item conditions after the barrier).
  *
  * Every launch must show mode=partitioned in VAST_STATS; the fault cases must show faults.
  * Usage: partition_xlat [--only NAME[,NAME]] [--flip]; --flip flips one byte of VAST's result
@@ -210,6 +212,29 @@ static void make_straddle_vec(struct job *j)
     j->args[2].data = dd;
 }
 
+/* ---- a barrier after the prologue ---- */
+/* A 2D launch whose partitions end inside rows of work-groups, with __local memory, a
+ * barrier and work-item conditions after it (the CTS's kernel_local_memory_size, 2D): PoCL 3.1
+ * ran `if (id == 0)` in every work-item when the translated kernel returned early, uniformly,
+ * before that barrier for work-groups outside the partition. */
+static void make_barrier_rows(struct job *j)
+{
+    static const char *src =
+        "__kernel void barrier_rows(__global const int *in, __global int *out) {\n"
+        "  __local int tile[64];\n"
+        "  size_t gx = get_global_id(0), gy = get_global_id(1), id = gy * get_global_size(0) + gx;\n"
+        "  uint l = (uint)(get_local_id(1) * get_local_size(0) + get_local_id(0));\n"
+        "  tile[l] = in[id] * 2;\n"
+        "  out[id] = tile[l];\n"
+        "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "  if (l == 0) { for (uint t = 0; t < 64u; t++) out[id] += tile[t]; }\n"
+        "  if (id % 1000 == 7) { for (uint t = 0; t < 64u; t++) out[id] ^= tile[t]; }\n"
+        "}\n";
+    size_t n = 96 * 5468;
+    *j = (struct job){src, "", "barrier_rows", 2, {96, 5468}, {16, 4}, {0}, true, false, 0, 2,
+                      {BUF(n * 4, rnd_u32(n, 0, 0)), BUF(n * 4, poison(n * 4))}};
+}
+
 static const struct xlat_test tests[] = {
     {"fault_div", "fault_div", 3, 1, make_fault_div},
     {"fault_loop", "fault_loop", 3, 1, make_fault_loop},
@@ -217,6 +242,7 @@ static const struct xlat_test tests[] = {
     {"straddle_struct", "straddle_struct", 4, 1, make_straddle_struct},
     {"straddle_packed", "straddle_packed", 8, 0, make_straddle_packed},
     {"straddle_vec", "straddle_vec", 8, 0, make_straddle_vec},
+    {"barrier_rows", "barrier_rows", 3, 0, make_barrier_rows},
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
