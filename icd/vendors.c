@@ -8,7 +8,7 @@
 #include "vendors.h"
 
 #include "../interpose/check.h"
-#include "log.h"
+#include "../base/log.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -10,7 +10,7 @@
 #ifndef VAST_INTERPOSE_CHECK_H
 #define VAST_INTERPOSE_CHECK_H
 
-#include "../icd/log.h"
+#include "../base/log.h"
 #include "object.h"
 
 #include <stdio.h>

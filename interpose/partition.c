@@ -33,12 +33,13 @@
  */
 #include "launch_int.h"
 
-#include "../icd/config.h"
+#include "../base/config.h"
 
 #include "api.h"
 #include "check.h"
 #include "pagecache.h"
-#include "trace.h"
+#include "../base/clock.h"
+#include "../base/trace.h"
 #include "translate.h"
 #include "variant.h"
 #include "vbuf.h"

@@ -4,8 +4,8 @@
  * configuration is read once (vast_config_load) into a struct vast_config that never changes
  * afterwards, so it is read without locks.
  */
-#ifndef VAST_ICD_CONFIG_H
-#define VAST_ICD_CONFIG_H
+#ifndef VAST_BASE_CONFIG_H
+#define VAST_BASE_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>

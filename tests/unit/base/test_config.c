@@ -2,7 +2,7 @@
  * test_config: VAST_* parsing: sizes with suffixes, booleans, log levels, defaults, and bad
  * values replaced by defaults with a reason naming the variable.
  */
-#include "icd/config.h"
+#include "base/config.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
