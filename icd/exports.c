@@ -32,7 +32,7 @@
 #define VAST_UNSUPPORTED_INT(name, params, code)
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
 #define VAST_NULL_SLOT(name)
-#include "entries.h"
+#include "../interpose/entries.h"
 
 typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
 
