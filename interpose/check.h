@@ -10,6 +10,7 @@
 #ifndef VAST_INTERPOSE_CHECK_H
 #define VAST_INTERPOSE_CHECK_H
 
+#include "../base/driver.h"
 #include "../base/log.h"
 #include "object.h"
 
@@ -65,7 +66,7 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
 /* A slot of the real platform's table, or NULL where that platform's version has none. */
 #define VAST_REAL(be, robj, entry)                                                                 \
     ((offsetof(struct _cl_icd_dispatch, entry) / sizeof(void *) < (be)->dispatch_slots)           \
-         ? (*(const struct _cl_icd_dispatch *const *)(robj))->entry                                \
+         ? VAST_DISPATCH(robj)->entry                                                              \
          : NULL)
 
 /* `return` the real function's cl_int result, or CL_INVALID_OPERATION when it has none. A
