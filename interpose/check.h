@@ -59,6 +59,7 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
     } while (0)
 
 #define VAST_CHECK(h, MAGIC, code) VAST_RETURN_IF(!vast_object_is((h), MAGIC), code, "%s=%p is not a live VAST object", #h, (const void *)(h))
+#define VAST_CHECK_MEM(m) VAST_CHECK(m, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
 #define VAST_CHECK_NULL(h, MAGIC, code, errcode_ret)                                              \
     VAST_RETURN_NULL_IF(!vast_object_is((h), MAGIC), code, errcode_ret,                           \
                         "%s=%p is not a live VAST object", #h, (const void *)(h))
