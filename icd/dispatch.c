@@ -23,7 +23,7 @@
         return NULL;                                                                              \
     }
 #define VAST_NULL_SLOT(name)
-#include "entries.h"
+#include "../interpose/entries.h"
 #undef VAST_API
 #undef VAST_API_CUSTOM
 #undef VAST_API_EXT
@@ -39,5 +39,5 @@ const struct _cl_icd_dispatch vast_dispatch = {
 #define VAST_UNSUPPORTED_INT(name, params, code) .name = vast_##name,
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code) .name = vast_##name,
 #define VAST_NULL_SLOT(name) .name = NULL,
-#include "entries.h"
+#include "../interpose/entries.h"
 };

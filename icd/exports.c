@@ -6,6 +6,7 @@
  * for platform arguments, uses the VAST platform: it is listed first). clGetPlatformIDs lists
  * VAST first, then the platforms of the next libOpenCL in the search order.
  */
+#include "../base/driver.h"
 #include "../interpose/api.h"
 #include "../interpose/object.h"
 #include "icd.h"
@@ -16,7 +17,6 @@
 
 #define VAST_EXPORT __attribute__((visibility("default")))
 #define OWN_OR_NULL(h) ((h) == NULL || vast_object_is_own(h))
-#define FOREIGN(h) (*(const struct _cl_icd_dispatch *const *)(h))
 
 #define VAST_API(ret, name, params, args, obj)                                                    \
     VAST_EXPORT CL_API_ENTRY ret CL_API_CALL name params                                          \
@@ -25,14 +25,14 @@
             vast_icd_init();                                                                      \
         if (OWN_OR_NULL(obj))                                                                     \
             return vast_##name args;                                                              \
-        return FOREIGN(obj)->name args;                                                           \
+        return VAST_DISPATCH(obj)->name args;                                                     \
     }
 #define VAST_API_CUSTOM(ret, name, params, args)
 #define VAST_API_EXT(ret, name, params, args)
 #define VAST_UNSUPPORTED_INT(name, params, code)
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
 #define VAST_NULL_SLOT(name)
-#include "entries.h"
+#include "../interpose/entries.h"
 
 typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
 
@@ -55,7 +55,7 @@ static cl_uint next_platforms(cl_platform_id **out)
         char suffix[16] = "";
         if (vast_object_is_own(all[i]))
             continue;
-        if (FOREIGN(all[i])->clGetPlatformInfo(all[i], CL_PLATFORM_ICD_SUFFIX_KHR, sizeof suffix, suffix, NULL) ==
+        if (VAST_DISPATCH(all[i])->clGetPlatformInfo(all[i], CL_PLATFORM_ICD_SUFFIX_KHR, sizeof suffix, suffix, NULL) ==
                 CL_SUCCESS &&
             !strcmp(suffix, "VAST"))
             continue;
@@ -92,7 +92,7 @@ VAST_EXPORT CL_API_ENTRY cl_context CL_API_CALL clCreateContext(
 {
     vast_icd_init();
     if (num_devices > 0 && devices != NULL && !OWN_OR_NULL(devices[0]))
-        return FOREIGN(devices[0])->clCreateContext(properties, num_devices, devices, pfn_notify, user_data,
+        return VAST_DISPATCH(devices[0])->clCreateContext(properties, num_devices, devices, pfn_notify, user_data,
                                                     errcode_ret);
     return vast_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
 }
@@ -105,7 +105,7 @@ VAST_EXPORT CL_API_ENTRY cl_context CL_API_CALL clCreateContextFromType(
     for (size_t i = 0; properties != NULL && properties[i] != 0; i += 2) {
         cl_platform_id p = (cl_platform_id)properties[i + 1];
         if (properties[i] == CL_CONTEXT_PLATFORM && !OWN_OR_NULL(p))
-            return FOREIGN(p)->clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+            return VAST_DISPATCH(p)->clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
     }
     return vast_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
 }
@@ -113,7 +113,7 @@ VAST_EXPORT CL_API_ENTRY cl_context CL_API_CALL clCreateContextFromType(
 VAST_EXPORT CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
     if (num_events > 0 && event_list != NULL && !OWN_OR_NULL(event_list[0]))
-        return FOREIGN(event_list[0])->clWaitForEvents(num_events, event_list);
+        return VAST_DISPATCH(event_list[0])->clWaitForEvents(num_events, event_list);
     return vast_clWaitForEvents(num_events, event_list);
 }
 
@@ -134,5 +134,5 @@ VAST_EXPORT CL_API_ENTRY void CL_API_CALL clSVMFree(cl_context context, void *sv
     if (OWN_OR_NULL(context))
         vast_clSVMFree(context, svm_pointer);
     else
-        FOREIGN(context)->clSVMFree(context, svm_pointer);
+        VAST_DISPATCH(context)->clSVMFree(context, svm_pointer);
 }

@@ -5,8 +5,8 @@
 #include "icd.h"
 
 #include "../interpose/api.h"
-#include "config.h"
-#include "log.h"
+#include "../base/config.h"
+#include "../base/log.h"
 #include "vendors.h"
 
 #include <pthread.h>

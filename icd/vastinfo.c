@@ -4,7 +4,7 @@
  * `vastinfo --config-markdown` prints the configuration table the README carries.
  */
 #include "../interpose/api.h"
-#include "config.h"
+#include "../base/config.h"
 #include "icd.h"
 
 #include <stdio.h>

@@ -8,7 +8,8 @@
 #include "vendors.h"
 
 #include "../interpose/check.h"
-#include "log.h"
+#include "../base/driver.h"
+#include "../base/log.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -138,7 +139,7 @@ static size_t slots_for_version(unsigned version)
 
 static void platform_string(cl_platform_id p, cl_platform_info what, char *out, size_t size)
 {
-    const struct _cl_icd_dispatch *d = *(const struct _cl_icd_dispatch *const *)p;
+    const struct _cl_icd_dispatch *d = VAST_DISPATCH(p);
     out[0] = '\0';
     if (d->clGetPlatformInfo(p, what, size, out, NULL) != CL_SUCCESS)
         out[0] = '\0';
@@ -183,7 +184,7 @@ static void load_library(const char *path, struct vast_backend **backends, size_
         struct vast_backend *be = &grown[(*n)++];
         memset(be, 0, sizeof *be);
         be->real = ids[i];
-        be->dispatch = *(const struct _cl_icd_dispatch *const *)ids[i];
+        be->dispatch = VAST_DISPATCH(ids[i]);
         char version[128];
         platform_string(ids[i], CL_PLATFORM_VERSION, version, sizeof version);
         be->version = parse_version(version);

@@ -1,5 +1,5 @@
 /*
- * api.h: the prototype of every vast_cl* implementation, produced from icd/entries.h, so that
+ * api.h: the prototype of every vast_cl* implementation, produced from entries.h, so that
  * each implementation is checked by the compiler against the signature in <CL/cl_icd.h>.
  */
 #ifndef VAST_INTERPOSE_API_H
@@ -13,7 +13,7 @@
 #define VAST_UNSUPPORTED_INT(name, params, code)
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
 #define VAST_NULL_SLOT(name)
-#include "../icd/entries.h"
+#include "entries.h"
 #undef VAST_API
 #undef VAST_API_CUSTOM
 #undef VAST_API_EXT

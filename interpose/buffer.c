@@ -100,21 +100,21 @@ cl_mem vast_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_pa
 cl_int vast_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value,
                           size_t *param_value_size_ret)
 {
-    VAST_CHECK(pipe, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_CHECK_MEM(pipe);
     VAST_PASS(pipe->context->backend, pipe->real, clGetPipeInfo, pipe->real, param_name, param_value_size, param_value,
               param_value_size_ret);
 }
 
 cl_int vast_clRetainMemObject(cl_mem memobj)
 {
-    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_CHECK_MEM(memobj);
     VAST_RETAIN(memobj);
     return CL_SUCCESS;
 }
 
 cl_int vast_clReleaseMemObject(cl_mem memobj)
 {
-    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_CHECK_MEM(memobj);
     VAST_RELEASE(memobj);
     return CL_SUCCESS;
 }
@@ -122,7 +122,7 @@ cl_int vast_clReleaseMemObject(cl_mem memobj)
 cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value,
                                size_t *param_value_size_ret)
 {
-    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_CHECK_MEM(memobj);
     if (vast_mem_is_virtual(memobj))
         return vast_vbuf_info(memobj, param_name, param_value_size, param_value, param_value_size_ret);
     cl_uint refs = atomic_load(&memobj->obj.refcount);
@@ -142,7 +142,7 @@ cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t par
 cl_int vast_clSetMemObjectDestructorCallback(cl_mem memobj, void(CL_CALLBACK *pfn_notify)(cl_mem, void *),
                                              void *user_data)
 {
-    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
+    VAST_CHECK_MEM(memobj);
     VAST_RETURN_IF(pfn_notify == NULL, CL_INVALID_VALUE, "pfn_notify is NULL");
     if (vast_mem_is_virtual(memobj))
         return vast_vbuf_add_destructor(memobj, pfn_notify, user_data);
@@ -156,8 +156,6 @@ cl_int vast_clSetMemObjectDestructorCallback(cl_mem memobj, void(CL_CALLBACK *pf
         free(t);
     return err;
 }
-
-#define CHECK_MEM(m) VAST_CHECK(m, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
 
 /* Checks of a host-side command on a virtual buffer: its queue, context, range, pointer
  * and the host access the buffer allows (`forbidden` host flags). */
@@ -224,7 +222,7 @@ cl_int vast_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, c
                                 size_t cb, void *ptr, cl_uint num_events_in_wait_list,
                                 const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(buffer);
+    VAST_CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, cb, ptr, HOST_NO_READ));
         struct vast_host_cmd c = {.op = VAST_HOST_READ, .a = buffer, .a_off = offset, .size = cb, .ptr = ptr};
@@ -238,7 +236,7 @@ cl_int vast_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, 
                                  size_t cb, const void *ptr, cl_uint num_events_in_wait_list,
                                  const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(buffer);
+    VAST_CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, cb, ptr, HOST_NO_WRITE));
         struct vast_host_cmd c = {.op = VAST_HOST_WRITE, .a = buffer, .a_off = offset, .size = cb, .ptr = (void *)ptr};
@@ -252,8 +250,8 @@ cl_int vast_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffe
                                 size_t src_offset, size_t dst_offset, size_t cb, cl_uint num_events_in_wait_list,
                                 const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(src_buffer);
-    CHECK_MEM(dst_buffer);
+    VAST_CHECK_MEM(src_buffer);
+    VAST_CHECK_MEM(dst_buffer);
     if (vast_mem_is_virtual(src_buffer) || vast_mem_is_virtual(dst_buffer)) {
         VAST_RETURN_IF(!vast_mem_is_virtual(src_buffer) || !vast_mem_is_virtual(dst_buffer), CL_INVALID_CONTEXT,
                        "buffers of different contexts");
@@ -275,7 +273,7 @@ cl_int vast_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffe
                                     size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list,
                                     const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(buffer);
+    VAST_CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         struct vast_host_cmd c = {.op = VAST_HOST_READ_RECT, .a = buffer, .ptr = ptr};
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, 0, 0, ptr, HOST_NO_READ));
@@ -294,7 +292,7 @@ cl_int vast_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buff
                                      size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list,
                                      const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(buffer);
+    VAST_CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         struct vast_host_cmd c = {.op = VAST_HOST_WRITE_RECT, .a = buffer, .ptr = (void *)ptr};
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, 0, 0, ptr, HOST_NO_WRITE));
@@ -313,8 +311,8 @@ cl_int vast_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_b
                                     size_t dst_slice_pitch, cl_uint num_events_in_wait_list,
                                     const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(src_buffer);
-    CHECK_MEM(dst_buffer);
+    VAST_CHECK_MEM(src_buffer);
+    VAST_CHECK_MEM(dst_buffer);
     if (vast_mem_is_virtual(src_buffer) || vast_mem_is_virtual(dst_buffer)) {
         struct vast_host_cmd c = {.op = VAST_HOST_COPY_RECT, .a = src_buffer, .b = dst_buffer};
         VAST_RETURN_IF(!vast_mem_is_virtual(src_buffer) || !vast_mem_is_virtual(dst_buffer), CL_INVALID_CONTEXT,
@@ -334,7 +332,7 @@ cl_int vast_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, c
                                 size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list,
                                 const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(buffer);
+    VAST_CHECK_MEM(buffer);
     if (vast_mem_is_virtual(buffer)) {
         RETURN_IF_ERROR(check_virtual(command_queue, buffer, offset, size, buffer, 0));
         RETURN_IF_ERROR(check_fill(pattern, pattern_size, offset, size));
@@ -350,7 +348,7 @@ cl_int vast_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, c
 cl_int vast_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
                                     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(memobj);
+    VAST_CHECK_MEM(memobj);
     if (vast_mem_is_virtual(memobj)) {
         RETURN_IF_ERROR(check_virtual(command_queue, memobj, 0, 0, memobj, 0));
         return vast_vbuf_enqueue_unmap(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list,

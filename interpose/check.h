@@ -10,7 +10,8 @@
 #ifndef VAST_INTERPOSE_CHECK_H
 #define VAST_INTERPOSE_CHECK_H
 
-#include "../icd/log.h"
+#include "../base/driver.h"
+#include "../base/log.h"
 #include "object.h"
 
 #include <stdio.h>
@@ -58,6 +59,7 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
     } while (0)
 
 #define VAST_CHECK(h, MAGIC, code) VAST_RETURN_IF(!vast_object_is((h), MAGIC), code, "%s=%p is not a live VAST object", #h, (const void *)(h))
+#define VAST_CHECK_MEM(m) VAST_CHECK(m, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
 #define VAST_CHECK_NULL(h, MAGIC, code, errcode_ret)                                              \
     VAST_RETURN_NULL_IF(!vast_object_is((h), MAGIC), code, errcode_ret,                           \
                         "%s=%p is not a live VAST object", #h, (const void *)(h))
@@ -65,7 +67,7 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
 /* A slot of the real platform's table, or NULL where that platform's version has none. */
 #define VAST_REAL(be, robj, entry)                                                                 \
     ((offsetof(struct _cl_icd_dispatch, entry) / sizeof(void *) < (be)->dispatch_slots)           \
-         ? (*(const struct _cl_icd_dispatch *const *)(robj))->entry                                \
+         ? VAST_DISPATCH(robj)->entry                                                              \
          : NULL)
 
 /* `return` the real function's cl_int result, or CL_INVALID_OPERATION when it has none. A

@@ -10,6 +10,7 @@
  * that status (or the error), in the order of the statuses.
  */
 #include "api.h"
+#include "../base/clock.h"
 #include "check.h"
 #include "executor.h"
 #include "vbuf.h"

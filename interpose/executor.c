@@ -62,6 +62,7 @@
  */
 #include "executor.h"
 
+#include "../base/clock.h"
 #include "check.h"
 #include "vbuf.h"
 

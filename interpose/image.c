@@ -53,8 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_MEM(m) VAST_CHECK(m, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
-
 static bool is_mirrored(cl_mem image) { return image != NULL && image->mirror != NULL; }
 
 /* Bytes per pixel of a format, 0 if unknown. */
@@ -199,7 +197,7 @@ cl_int vast_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, c
 cl_int vast_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value,
                            size_t *param_value_size_ret)
 {
-    CHECK_MEM(image);
+    VAST_CHECK_MEM(image);
     if (param_name == CL_IMAGE_BUFFER)
         return vast_info_answer(&image->parent, sizeof(cl_mem), param_value_size, param_value, param_value_size_ret);
     VAST_PASS(image->context->backend, image->real, clGetImageInfo, image->real, param_name, param_value_size,
@@ -230,7 +228,7 @@ cl_int vast_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_
                                void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                                cl_event *event)
 {
-    CHECK_MEM(image);
+    VAST_CHECK_MEM(image);
     if (is_linear(image)) {
         struct vast_host_cmd c = {.op = VAST_HOST_READ, .a = image->parent, .ptr = ptr, .type = CL_COMMAND_READ_IMAGE};
         cl_int err = linear_range(image, origin, region, &c.a_off, &c.size);
@@ -254,7 +252,7 @@ cl_int vast_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl
                                 size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list,
                                 const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(image);
+    VAST_CHECK_MEM(image);
     if (is_linear(image)) {
         struct vast_host_cmd c = {.op = VAST_HOST_WRITE, .a = image->parent, .ptr = (void *)ptr,
                                   .type = CL_COMMAND_WRITE_IMAGE};
@@ -278,8 +276,8 @@ cl_int vast_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image,
                                const size_t *src_origin, const size_t *dst_origin, const size_t *region,
                                cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(src_image);
-    CHECK_MEM(dst_image);
+    VAST_CHECK_MEM(src_image);
+    VAST_CHECK_MEM(dst_image);
     if (is_linear(src_image) && is_linear(dst_image)) {
         size_t so, dof, size, dsize;
         cl_int err = linear_range(src_image, src_origin, region, &so, &size);
@@ -447,8 +445,8 @@ cl_int vast_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem sr
                                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                                        cl_event *event)
 {
-    CHECK_MEM(src_image);
-    CHECK_MEM(dst_buffer);
+    VAST_CHECK_MEM(src_image);
+    VAST_CHECK_MEM(dst_buffer);
     if (is_linear(src_image) && vast_mem_is_virtual(dst_buffer)) {
         size_t so, size;
         cl_int err = linear_range(src_image, src_origin, region, &so, &size);
@@ -473,8 +471,8 @@ cl_int vast_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem sr
                                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                                        cl_event *event)
 {
-    CHECK_MEM(src_buffer);
-    CHECK_MEM(dst_image);
+    VAST_CHECK_MEM(src_buffer);
+    VAST_CHECK_MEM(dst_image);
     if (is_linear(dst_image) && vast_mem_is_virtual(src_buffer)) {
         size_t dof, size;
         cl_int err = linear_range(dst_image, dst_origin, region, &dof, &size);
@@ -498,7 +496,7 @@ cl_int vast_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, con
                                const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list,
                                const cl_event *event_wait_list, cl_event *event)
 {
-    CHECK_MEM(image);
+    VAST_CHECK_MEM(image);
     if (is_linear(image)) {
         VAST_RETURN_IF(fill_color == NULL, CL_INVALID_VALUE, "fill_color is NULL");
         struct vast_host_cmd c = {.op = VAST_HOST_FILL, .a = image->parent, .type = CL_COMMAND_FILL_IMAGE};

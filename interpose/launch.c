@@ -6,9 +6,10 @@
  */
 #include "launch.h"
 
-#include "../icd/config.h"
+#include "../base/config.h"
 #include "launch_int.h"
-#include "trace.h"
+#include "../base/clock.h"
+#include "../base/trace.h"
 #include "variant.h"
 #include "api.h"
 #include "check.h"

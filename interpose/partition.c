@@ -33,12 +33,13 @@
  */
 #include "launch_int.h"
 
-#include "../icd/config.h"
+#include "../base/config.h"
 
 #include "api.h"
 #include "check.h"
 #include "pagecache.h"
-#include "trace.h"
+#include "../base/clock.h"
+#include "../base/trace.h"
 #include "translate.h"
 #include "variant.h"
 #include "vbuf.h"
@@ -54,8 +55,6 @@
 #define INSPECTOR_STEP_BUDGET ((cl_ulong)64)
 #define REFINE 16 /* a too coarse chunk is inspected again in chunks this many times smaller */
 #define HOST_SETS_NS 100000000ull /* host page sets of one launch: past this, the inspector takes over */
-
-enum inspect_mode { INSPECT_AUTO, INSPECT_DEVICE, INSPECT_CHECK };
 
 struct vast_inspect {
     struct vast_paged *r;
@@ -84,12 +83,6 @@ struct plan {
     uint8_t *set, *both;
     size_t count, ucount;
 };
-
-static enum inspect_mode inspect_mode(void)
-{
-    const char *m = vast_config_get()->inspect;
-    return strcmp(m, "device") == 0 ? INSPECT_DEVICE : strcmp(m, "check") == 0 ? INSPECT_CHECK : INSPECT_AUTO;
-}
 
 /* The inspector kernel, its PAS and status buffers and its fixed arguments (built on first use). */
 static cl_int device_open(struct vast_inspect *in)
@@ -140,10 +133,10 @@ static cl_int inspect_open(struct vast_inspect *in, struct vast_paged *r)
         in->max_rows = 2; /* vast_partition_inspect reads two rows */
     in->rows = malloc(in->max_rows * r->pages);
     VAST_RETURN_IF(in->rows == NULL, CL_OUT_OF_HOST_MEMORY, "PAS window");
-    enum inspect_mode mode = inspect_mode();
+    enum vast_inspect_mode mode = vast_config_get()->inspect;
     /* Host sets describe whole work-groups (ids by the original local size), not slices. */
-    in->host = mode != INSPECT_DEVICE && r->tk != NULL && r->tk->affine != NULL && r->slices == 0;
-    return in->host && mode == INSPECT_AUTO ? CL_SUCCESS : device_open(in);
+    in->host = mode != VAST_INSPECT_DEVICE && r->tk != NULL && r->tk->affine != NULL && r->slices == 0;
+    return in->host && mode == VAST_INSPECT_AUTO ? CL_SUCCESS : device_open(in);
 }
 
 static void inspect_close(struct vast_inspect *in)

@@ -3,7 +3,7 @@
  */
 #include "stats.h"
 
-#include "../icd/config.h"
+#include "../base/config.h"
 #include "object.h"
 #include "pagecache.h"
 #include "platform.h"

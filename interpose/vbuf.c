@@ -7,7 +7,7 @@
  */
 #include "vbuf.h"
 
-#include "../icd/config.h"
+#include "../base/config.h"
 #include "api.h"
 #include "check.h"
 #include "devops_opencl.h"
@@ -18,7 +18,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define VAST_DEFAULT_PAGE_SIZE (64u << 10)
 #define VAST_MIN_FRAMES 1024 /* a work-group of 1024 items gathering at random touches as many pages */
@@ -303,13 +302,6 @@ cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, siz
         return vast_info_answer(&u, sizeof u, size, value, size_ret);
     default: VAST_FAIL(CL_INVALID_VALUE, "unknown memory object query 0x%x", (unsigned)param);
     }
-}
-
-cl_ulong vast_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (cl_ulong)t.tv_sec * 1000000000u + (cl_ulong)t.tv_nsec;
 }
 
 static void map_put(struct vast_map *map)

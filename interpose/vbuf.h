@@ -45,9 +45,6 @@ cl_mem vast_vbuf_create_sub(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_
 cl_int vast_vbuf_info(cl_mem m, cl_mem_info param, size_t size, void *value, size_t *size_ret);
 cl_int vast_vbuf_add_destructor(cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *), void *user_data);
 
-/* Host monotonic time in ns: every virtual command's profiling times. */
-cl_ulong vast_now_ns(void);
-
 /* Rect commands: `buffer` side addressed by origin/pitches in the virtual buffer, the other
  * side by host memory (read/write) or another virtual buffer (copy). */
 struct vast_rect {

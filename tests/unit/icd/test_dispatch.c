@@ -28,7 +28,7 @@ static const struct slot slots[] = {
 #define VAST_UNSUPPORTED_INT(name, params, code) ROW(name, 0)
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code) ROW(name, 0)
 #define VAST_NULL_SLOT(name) ROW(name, 1)
-#include "icd/entries.h"
+#include "interpose/entries.h"
 #undef VAST_API
 #undef VAST_API_CUSTOM
 #undef VAST_API_EXT
@@ -46,7 +46,7 @@ static const struct slot slots[] = {
 #define VAST_UNSUPPORTED_INT(name, params, code)
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
 #define VAST_NULL_SLOT(name)
-#include "icd/entries.h"
+#include "interpose/entries.h"
 
 static void test_every_slot_in_header_order(void **state)
 {

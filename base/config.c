@@ -54,15 +54,32 @@ static bool parse_bool(const char *text, bool *out)
     return true;
 }
 
+static const char *const log_names[] = {"error", "warn", "info", "debug"};
+static const char *const inspect_names[] = {"auto", "device", "check"};
+
+/* The index of `text` among `n` names (any case), or -1. */
+static int name_index(const char *text, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(text, names[i]))
+            return i;
+    return -1;
+}
+
 static bool parse_loglevel(const char *text, int *out)
 {
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    for (int i = 0; i < 4; i++)
-        if (!strcasecmp(text, names[i])) {
-            *out = i;
-            return true;
-        }
-    return false;
+    int i = name_index(text, log_names, 4);
+    if (i >= 0)
+        *out = i;
+    return i >= 0;
+}
+
+static bool parse_inspect(const char *text, enum vast_inspect_mode *out)
+{
+    int i = name_index(text, inspect_names, 3);
+    if (i >= 0)
+        *out = (enum vast_inspect_mode)i;
+    return i >= 0;
 }
 
 static bool parse_string(const char *text, char *out, size_t size)
@@ -77,6 +94,7 @@ static bool parse_string(const char *text, char *out, size_t size)
 #define PARSE_SIZE(f, t) vast_parse_size(t, &cfg->f)
 #define PARSE_BOOL(f, t) parse_bool(t, &cfg->f)
 #define PARSE_LOGLEVEL(f, t) parse_loglevel(t, &cfg->f)
+#define PARSE_INSPECT(f, t) parse_inspect(t, &cfg->f)
 
 bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *name), char *why,
                        size_t why_size)
@@ -130,11 +148,11 @@ const struct vast_config *vast_config_get(void)
 #define PRINT_STRING(f) snprintf(value, sizeof value, "%s", cfg->f)
 #define PRINT_SIZE(f) snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->f)
 #define PRINT_BOOL(f) snprintf(value, sizeof value, "%d", (int)cfg->f)
-#define PRINT_LOGLEVEL(f) snprintf(value, sizeof value, "%s", levels[cfg->f])
+#define PRINT_LOGLEVEL(f) snprintf(value, sizeof value, "%s", log_names[cfg->f])
+#define PRINT_INSPECT(f) snprintf(value, sizeof value, "%s", inspect_names[cfg->f])
 
 void vast_config_print(const struct vast_config *cfg, FILE *out, bool markdown)
 {
-    static const char *const levels[] = {"error", "warn", "info", "debug"};
     char value[600];
     if (markdown)
         fprintf(out, "| variable | default | meaning |\n|---|---|---|\n");

@@ -1,8 +1,8 @@
 /*
- * test_config: VAST_* parsing: sizes with suffixes, booleans, log levels, defaults, and bad
- * values replaced by defaults with a reason naming the variable.
+ * test_config: VAST_* parsing: sizes with suffixes, booleans, log levels, VAST_INSPECT's modes,
+ * defaults, and bad values replaced by defaults with a reason naming the variable.
  */
-#include "icd/config.h"
+#include "base/config.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,6 +90,31 @@ static void test_bad_values_fall_back(void **state)
     assert_int_equal(cfg.page_size, 0);
 }
 
+/* VAST_INSPECT is parsed once into its enum, in any case; a typo warns and falls back to auto
+ * like any other variable's. */
+static void test_inspect(void **state)
+{
+    (void)state;
+    struct vast_config cfg;
+    env = NULL;
+    assert_true(vast_config_parse(&cfg, fake_get, NULL, 0));
+    assert_int_equal(cfg.inspect, VAST_INSPECT_AUTO);
+    static const char *const device[] = {"VAST_INSPECT", "device", NULL};
+    env = device;
+    assert_true(vast_config_parse(&cfg, fake_get, NULL, 0));
+    assert_int_equal(cfg.inspect, VAST_INSPECT_DEVICE);
+    static const char *const check[] = {"VAST_INSPECT", "Check", NULL};
+    env = check;
+    assert_true(vast_config_parse(&cfg, fake_get, NULL, 0));
+    assert_int_equal(cfg.inspect, VAST_INSPECT_CHECK);
+    static const char *const bad[] = {"VAST_INSPECT", "sometimes", NULL};
+    env = bad;
+    char why[256] = "";
+    assert_false(vast_config_parse(&cfg, fake_get, why, sizeof why));
+    assert_non_null(strstr(why, "VAST_INSPECT"));
+    assert_int_equal(cfg.inspect, VAST_INSPECT_AUTO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -97,6 +122,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_bad_values_fall_back),
+        cmocka_unit_test(test_inspect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,12 +3,12 @@
  * format; open it in ui.perfetto.dev or chrome://tracing) of VAST's work: one complete event
  * per kernel, page transfer batch, inspector run and partition plan, each kind on its own
  * track, so the pipeline of a partitioned launch (transfers of partition i+1 under the kernel
- * of partition i; VAST paper figure 9) can be seen. Times are host monotonic ns (vast_now_ns);
+ * of partition i; VAST paper figure 9) can be seen. Times are host monotonic ns (vast_now_ns, clock.h);
  * device times are mapped onto that clock by the caller. Off (one branch) unless VAST_TRACE
  * is set; thread-safe; the file is completed at exit.
  */
-#ifndef VAST_INTERPOSE_TRACE_H
-#define VAST_INTERPOSE_TRACE_H
+#ifndef VAST_BASE_TRACE_H
+#define VAST_BASE_TRACE_H
 
 #include <stdbool.h>
 #include <stdint.h>

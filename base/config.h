@@ -1,18 +1,22 @@
 /*
  * config.h: every VAST_* environment variable, declared once in VAST_CONFIG_LIST. Parsing,
  * defaults, `vastinfo`'s listing and the README's table all come from that list. The
- * configuration is read once (vast_config_load) into a struct vast_config that never changes
- * afterwards, so it is read without locks.
+ * configuration is read once (the first vast_config_get) into a struct vast_config that never
+ * changes afterwards, so it is read without locks. Variables with a few named values are parsed
+ * into enums there, so no caller compares strings.
  */
-#ifndef VAST_ICD_CONFIG_H
-#define VAST_ICD_CONFIG_H
+#ifndef VAST_BASE_CONFIG_H
+#define VAST_BASE_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, BOOL, LOGLEVEL. */
+/* VAST_INSPECT: where partitioned launches get their page sets. */
+enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPECT_CHECK };
+
+/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, BOOL, LOGLEVEL, INSPECT. */
 #define VAST_CONFIG_LIST(X)                                                                       \
     X(STRING, backend, "VAST_BACKEND", "",                                                        \
       "real platform(s) to wrap: a platform-name substring or a vendor library path; "           \
@@ -34,7 +38,7 @@
       "write-backs run beside loads (both link directions), in windows of this size; 0: write-backs then loads") \
     X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
       "run the paged kernel even where direct mode would do (testing and measuring)")             \
-    X(STRING, inspect, "VAST_INSPECT", "auto",                                                    \
+    X(INSPECT, inspect, "VAST_INSPECT", "auto",                                                    \
       "how partitioned launches find page sets: auto (on the host where the kernel's accesses are affine, "  \
       "else the inspector kernel), device (always the inspector), check (both; a host set missing a page "  \
       "the inspector marked fails the launch)")                                                  \
@@ -46,6 +50,7 @@ struct vast_config {
 #define VAST_CONFIG_FIELD_SIZE(f) uint64_t f;
 #define VAST_CONFIG_FIELD_BOOL(f) bool f;
 #define VAST_CONFIG_FIELD_LOGLEVEL(f) int f;
+#define VAST_CONFIG_FIELD_INSPECT(f) enum vast_inspect_mode f;
 #define VAST_CONFIG_FIELD(kind, field, var, def, desc) VAST_CONFIG_FIELD_##kind(field)
     VAST_CONFIG_LIST(VAST_CONFIG_FIELD)
 #undef VAST_CONFIG_FIELD

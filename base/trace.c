@@ -5,8 +5,8 @@
  */
 #include "trace.h"
 
-#include "../icd/config.h"
-#include "../icd/log.h"
+#include "config.h"
+#include "log.h"
 
 #include <pthread.h>
 #include <stdio.h>

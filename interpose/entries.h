@@ -3,6 +3,8 @@
  * The dispatch table (icd/dispatch.c), the exported cl* symbols for LD_PRELOAD (icd/exports.c)
  * and the stubs of unsupported entries all come from this list; tests/unit/icd checks it against
  * <CL/cl_icd.h> slot by slot (position and function type), so it cannot drift from the header.
+ * It lives with the vast_cl* implementations it lists (api.h declares them from it), so icd/
+ * includes it from the floor below and nothing here reaches up into icd/.
  *
  *   VAST_API(ret, name, params, args, obj)   implemented as vast_<name> in interpose/; exported;
  *                                            LD_PRELOAD calls route on the handle `obj`

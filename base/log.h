@@ -2,8 +2,8 @@
  * log.h: VAST's one logging function. Everything goes to stderr with a "vast:" prefix, filtered
  * by VAST_LOG (error|warn|info|debug, default warn). Thread-safe: one fprintf per line.
  */
-#ifndef VAST_ICD_LOG_H
-#define VAST_ICD_LOG_H
+#ifndef VAST_BASE_LOG_H
+#define VAST_BASE_LOG_H
 
 enum vast_log_level { VAST_LOG_ERROR = 0, VAST_LOG_WARN, VAST_LOG_INFO, VAST_LOG_DEBUG };
 
