@@ -317,7 +317,7 @@ static size_t mirrored_args(cl_kernel kernel, cl_mem *images, bool *written)
     }
     pthread_mutex_unlock(&kernel->obj.lock);
     cl_api_clGetKernelArgInfo fn = VAST_REAL(KERNEL_BACKEND(kernel), kernel->real, clGetKernelArgInfo);
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n && k < VAST_LAUNCH_MIRRORS; k++) { /* n <= VAST_LAUNCH_MIRRORS; GCC -O3 cannot tell */
         cl_kernel_arg_access_qualifier q = CL_KERNEL_ARG_ACCESS_READ_WRITE;
         if (fn != NULL)
             fn(kernel->real, index[k], CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof q, &q, NULL);

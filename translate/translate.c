@@ -2,16 +2,83 @@
  * walk, metadata, edits applied once per variant) and the result's lifetime.
  * Thread-safe: every call owns its libclang index; mcpp is serialised in preprocess.c.
  * Called by interpose/ (lazily, at the first launch that needs paging) and by tests. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
 #include "internal.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef VAST_CLANG_RESOURCE_DIR
 #error "VAST_CLANG_RESOURCE_DIR must name clang's resource directory (opencl-c.h)"
 #endif
+
+static char resource_dir_found[PATH_MAX];
+
+static int has_opencl_headers(const char *dir)
+{
+    char f[PATH_MAX];
+    int n = snprintf(f, sizeof f, "%s/include/opencl-c-base.h", dir);
+    return n > 0 && (size_t)n < sizeof f && access(f, R_OK) == 0;
+}
+
+/* Try <base>/<rel> as the resource directory; 1 when it holds the headers (then kept). */
+static int try_resource_dir(const char *base, const char *rel)
+{
+    char dir[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s/%s", base, rel);
+    if (n <= 0 || (size_t)n >= sizeof dir || !has_opencl_headers(dir))
+        return 0;
+    memcpy(resource_dir_found, dir, (size_t)n + 1);
+    return 1;
+}
+
+/* clang's resource directory (the OpenCL builtin headers): the one of the build machine, or,
+ * where libclang was unpacked under another prefix (the GPU machine carries Debian's packages
+ * under its own folder), the one beside the libclang this process loaded: <its folder>/clang/V
+ * (llvm-V/lib), or <its folder>/../llvm-V/lib/clang/V (Debian's lib/<triplet>). */
+static void find_resource_dir(void)
+{
+    const char *built = VAST_CLANG_RESOURCE_DIR; /* .../llvm-V/lib/clang/V */
+    snprintf(resource_dir_found, sizeof resource_dir_found, "%s", built);
+    if (has_opencl_headers(built))
+        return;
+    const char *v = strrchr(built, '/'), *clang = strstr(built, "/lib/clang/");
+    Dl_info info;
+    if (v == NULL || clang == NULL || dladdr((void *)clang_createIndex, &info) == 0 || info.dli_fname == NULL)
+        return;
+    const char *root = clang;
+    while (root > built && root[-1] != '/')
+        root--;
+    char rel_beside[64], rel_up[PATH_MAX], bases[2][PATH_MAX];
+    snprintf(rel_beside, sizeof rel_beside, "clang%s", v);
+    snprintf(rel_up, sizeof rel_up, "../%s", root);
+    snprintf(bases[0], sizeof bases[0], "%s", info.dli_fname);
+    if (realpath(info.dli_fname, bases[1]) == NULL)
+        snprintf(bases[1], sizeof bases[1], "%s", info.dli_fname);
+    for (int i = 0; i < 2; i++) {
+        char *slash = strrchr(bases[i], '/');
+        if (slash == NULL)
+            continue;
+        *slash = '\0';
+        if (try_resource_dir(bases[i], rel_beside) || try_resource_dir(bases[i], rel_up))
+            return;
+    }
+}
+
+static const char *resource_dir(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_resource_dir);
+    return resource_dir_found;
+}
 
 static double now_seconds(void)
 {
@@ -43,7 +110,7 @@ static CXTranslationUnit parse_unit(CXIndex idx, const char *text, size_t len,
     char std[32];
     snprintf(std, sizeof std, "-cl-std=%s", o->cl_std);
     const char *args[] = {"-x", "cl", std, "-Xclang", "-finclude-default-header",
-                          "-resource-dir", VAST_CLANG_RESOURCE_DIR, "-w"};
+                          "-resource-dir", resource_dir(), "-w"};
     struct CXUnsavedFile f = {"vast-preprocessed.cl", text, (unsigned long)len};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode rc = clang_parseTranslationUnit2(
