@@ -1,8 +1,9 @@
 /*
  * launch.c: kernel launches on virtual buffers (see launch.h): the argument record, the
  * capture of a launch at enqueue time, the choice of mode, and direct mode. Paged and
- * partitioned execution live in paged.c and partition.c; the real kernels of each variant in
- * variant.c.
+ * partitioned execution live in paged.c (virtual space, kernel ABI), pas.c (page sets),
+ * partition.c (the plan) and pipeline.c (the run); the real kernels of each variant in
+ * variant.c. interpose/README.md walks a launch through them.
  */
 #include "launch.h"
 
@@ -538,6 +539,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns; /* c holds only the translation's build time so far */
     *c = r.c;
+    vast_partition_close(&r); /* the inspector's state, kept from planning for splits */
     vast_paged_close(&r);
     return err;
 }
