@@ -516,6 +516,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     struct vast_partition *parts = NULL;
     size_t nparts = 0;
     cl_int err = vast_paged_open(&r, cmd, rq, pool, tk);
+    r.pas = &vast_pas_launch;
     if (err == CL_SUCCESS && total <= pool->nframes) {
         *mode = VAST_MODE_PAGED;
         r.needs_restore = false; /* every page is in: a fault can only be out of bounds */

@@ -19,6 +19,7 @@
 
 struct translate_kernel;
 struct vast_pool;
+struct vast_pas_ops;
 
 /* A run's fault log (paged.c makes it, pipeline.c reads it): 1 MiB, few retries even when
  * faults repeat pages. */
@@ -95,6 +96,7 @@ struct vast_paged {
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
+    const struct vast_pas_ops *pas;   /* the planner's page sets (launch.c: vast_pas_launch) */
     struct vast_launch_counters c;
 };
 
@@ -149,12 +151,21 @@ struct vast_pas_source {
     cl_int (*window)(void *ctx, size_t first, size_t end, size_t w, size_t base, size_t nrows, uint8_t *dst);
     void *ctx;
 };
-/* The launch's source (opens the inspector's state, kept in r->insp until vast_partition_close). */
-cl_int vast_pas_source(struct vast_paged *r, struct vast_pas_source *src);
-/* Whether the launch's rows come from host page sets (supersets); vast_pas_exact: from the
- * inspector from now on. */
-bool vast_pas_host(const struct vast_paged *r);
-void vast_pas_exact(struct vast_paged *r);
+/* Where the planner (partition.c, stride.c) gets page sets: r->pas. */
+struct vast_pas_ops {
+    /* The launch's rows, kept until close. */
+    cl_int (*source)(struct vast_paged *r, struct vast_pas_source *src);
+    /* Whether the rows are host supersets; exact: exact rows (the inspector's) from now on. */
+    bool (*host)(const struct vast_paged *r);
+    void (*exact)(struct vast_paged *r);
+    /* vast_partition_inspect_iters */
+    cl_int (*iters)(struct vast_paged *r, size_t first, size_t end, uint64_t it0, uint64_t it1, uint8_t *set,
+                    bool *more);
+    /* Forget the rows: the work-groups changed (slices). */
+    void (*close)(struct vast_paged *r);
+};
+/* The launch's page sets: host sets or the inspector kernel (pas.c). */
+extern const struct vast_pas_ops vast_pas_launch;
 size_t vast_set_count(const uint8_t *set, size_t n);
 
 /* The pages work-groups [first, end) touch (the inspector again), ORed into set. */

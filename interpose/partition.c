@@ -1,15 +1,16 @@
 /*
  * partition.c: planning a partitioned launch (VAST paper section 4.1 and Algorithm 1).
  *
- * The planner reads page accessed sets through a struct vast_pas_source (pas.c: the inspector
- * kernel, or host page sets): one row per chunk of consecutive work-groups, one byte per
- * virtual page. The chunk size comes from the paper's Eq. 1, rounded to a power of two
- * (vast_plan_chunk): each chunk is expected to touch about 1/32 of the budget. The rows are
- * OR-reduced in work-group order into partitions sized so that each fits the budget together
- * with the pages its successor adds (plan_fits: the next partition loads under this one's
- * kernel; pages shared by consecutive partitions count once). A chunk that does not fit is
- * "too coarse": its work-groups are read again in chunks 16 times smaller, down to single
- * work-groups. The whole plan is made before the first partition runs.
+ * The planner reads page accessed sets through r->pas (struct vast_pas_ops; pas.c's
+ * vast_pas_launch: the inspector kernel, or host page sets; the unit tests: made-up ones):
+ * one row per chunk of consecutive work-groups, one byte per virtual page. The chunk size
+ * comes from the paper's Eq. 1, rounded to a power of two (vast_plan_chunk): each chunk is
+ * expected to touch about 1/32 of the budget. The rows are OR-reduced in work-group order
+ * into partitions sized so that each fits the budget together with the pages its successor
+ * adds (plan_fits: the next partition loads under this one's kernel; pages shared by
+ * consecutive partitions count once). A chunk that does not fit is "too coarse": its
+ * work-groups are read again in chunks 16 times smaller, down to single work-groups. The
+ * whole plan is made before the first partition runs.
  *
  * A work-group that alone exceeds the whole budget (plan_over decides what then):
  *   - a kernel whose grid-stride loops may run in iteration ranges (translate.h,
@@ -21,9 +22,9 @@
  *   - else the launch fails before any kernel ran (logged), so the application's buffers are
  *     untouched.
  *
- * Principal entry points: vast_partition_plan (a launch's plan: slices, page-set source,
+ * Principal entry points: vast_partition_plan (a launch's plan: slices, page sets from r->pas,
  * Algorithm 1, the kept plan of the kernel), vast_plan_groups (Algorithm 1 alone, over any
- * source: the unit tests' entry), vast_plan_chunk (Eq. 1), vast_plan_add_sticky and
+ * struct vast_pas_source), vast_plan_chunk (Eq. 1), vast_plan_add_sticky and
  * vast_plan_note_faults (pages that faulted join later partitions), vast_partition_forget.
  * Invariants: partitions cover [0, total work-groups) in order without gaps; each one's set
  * fits the budget, and with its successor's additions where a plan_fits could be met; plans
@@ -403,7 +404,7 @@ static enum plan_over plan_over(struct vast_paged *r, const struct vast_plan_ove
 {
     if (r->tk->iteration_ranges) /* vast_partition_plan splits its loops */
         return OVER_LOOPS;
-    if (vast_pas_host(r)) /* perhaps only the superset is too big: vast_partition_plan asks the device */
+    if (r->pas->host(r)) /* perhaps only the superset is too big: vast_partition_plan asks the device */
         return OVER_HOST;
     size_t nframes = r->pool->nframes;
     if (!vast_plan_can_slice(r))
@@ -428,7 +429,7 @@ static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, siz
     *n = 0;
     *over = OVER_NONE;
     *w_out = w;
-    cl_int err = vast_pas_source(r, &src);
+    cl_int err = r->pas->source(r, &src);
     if (err == CL_SUCCESS)
         err = vast_plan_groups(&src, r->total_groups, r->pool->nframes, w, parts, n, &o);
     if (err == CL_OUT_OF_RESOURCES && o.over)
@@ -436,7 +437,7 @@ static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, siz
     if (*over == OVER_HOST) { /* again with the inspector's exact sets */
         vast_info("kernel '%s': a work-group's host page set exceeds the budget; running the inspector",
                   r->cmd->kernel->name);
-        vast_pas_exact(r);
+        r->pas->exact(r);
         *over = OVER_NONE;
         err = vast_plan_groups(&src, r->total_groups, r->pool->nframes, w, parts, n, &o);
         if (err == CL_OUT_OF_RESOURCES && o.over)
@@ -485,7 +486,7 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         vast_info("kernel '%s': a work-group alone exceeds the budget; its work-items are independent, so it "
                   "runs in slices of %zu x %zu x %zu work-items", r->cmd->kernel->name, r->local[0], r->local[1],
                   r->local[2]);
-        vast_partition_close(r);
+        r->pas->close(r);
         err = plan_once(r, &plan, &n, &w, &over);
     }
     if (err == CL_OUT_OF_RESOURCES && over == OVER_LOOPS) /* loop iterations (stride.c) */
@@ -500,9 +501,9 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
     uint64_t other = r->c.inspector_ns + r->c.build_ns;
     r->c.plan_ns += (t1 - t0) - (other < t1 - t0 ? other : 0);
     vast_trace_span(VAST_TRACK_PLAN, r->cmd->kernel->name, t0, t1, "plan");
-    if (err == CL_SUCCESS && vast_pas_host(r))
+    if (err == CL_SUCCESS && r->pas->host(r))
         r->c.host_plans++;
     vast_info("kernel '%s': %zu partition(s) in a budget of %zu pages, %zu work-groups per PAS row, page sets %s",
-              r->cmd->kernel->name, n, r->pool->nframes, w, vast_pas_host(r) ? "on the host" : "by the inspector");
+              r->cmd->kernel->name, n, r->pool->nframes, w, r->pas->host(r) ? "on the host" : "by the inspector");
     return err;
 }

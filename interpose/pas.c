@@ -3,7 +3,8 @@
  *
  * A page set is a bytemap over the launch's virtual pages (launch_int.h). The planner
  * (partition.c) reads them as rows, one per chunk of consecutive work-groups, through a
- * struct vast_pas_source; this file provides the launch's source, in two forms:
+ * struct vast_pas_source that r->pas opens (struct vast_pas_ops); this file provides the
+ * launch's, vast_pas_launch, in two forms:
  *   - the inspector kernel (translate.h) runs over the work-groups (no data moves) and marks
  *     the pages each chunk touches (device_window). It runs over windows of at most
  *     PAS_WINDOW_BYTES of rows (the window's first chunk is vast_pascfg.s2), so the PAS memory
@@ -15,11 +16,11 @@
  *     host computes its 128 rows in microseconds. Host sets are supersets (guards are
  *     ignored): a launch whose arguments the evaluation cannot bound, or whose host sets take
  *     too long, falls back to the inspector (inspect_window), and the planner asks for exact
- *     sets (vast_pas_exact) when a work-group's host set alone exceeds the budget.
+ *     sets (pas_exact) when a work-group's host set alone exceeds the budget.
  * VAST_INSPECT=device always runs the inspector; VAST_INSPECT=check runs both and fails the
  * launch when a host row misses a page the inspector marked (tests).
  *
- * Principal entry points: vast_pas_source (the planner's rows), vast_partition_inspect and
+ * Principal entry points: vast_pas_launch (the planner's page sets), vast_partition_inspect and
  * vast_partition_inspect_iters (one set for a range of work-groups and loop iterations: splits
  * in pipeline.c, iteration ranges in stride.c), vast_partition_close.
  * Invariant: rows are supersets of what the work-groups touch, except where the inspector's
@@ -332,7 +333,7 @@ static cl_int source_window(void *ctx, size_t first, size_t end, size_t w, size_
     return inspect_window(ctx, first, end, w, base, nrows, dst);
 }
 
-cl_int vast_pas_source(struct vast_paged *r, struct vast_pas_source *src)
+static cl_int pas_source(struct vast_paged *r, struct vast_pas_source *src)
 {
     cl_int err = inspector_ready(r);
     if (err != CL_SUCCESS)
@@ -342,12 +343,12 @@ cl_int vast_pas_source(struct vast_paged *r, struct vast_pas_source *src)
     return CL_SUCCESS;
 }
 
-bool vast_pas_host(const struct vast_paged *r)
+static bool pas_host(const struct vast_paged *r)
 {
     return r->insp != NULL && r->insp->host;
 }
 
-void vast_pas_exact(struct vast_paged *r)
+static void pas_exact(struct vast_paged *r)
 {
     if (r->insp != NULL)
         r->insp->host = false;
@@ -407,3 +408,6 @@ void vast_partitions_free(struct vast_partition *parts, size_t n)
         free(parts[i].set);
     free(parts);
 }
+
+const struct vast_pas_ops vast_pas_launch = {pas_source, pas_host, pas_exact, vast_partition_inspect_iters,
+                                             vast_partition_close};

@@ -28,9 +28,14 @@
  * launch with a log line: the work-groups' stores after the fault were dropped, and a launch
  * whose stores were dropped never reports success.
  *
- * Principal entry point: vast_paged_run. See also: paged.c (the virtual space, the ABI and the
- * enqueue of one slab), partition.c (the plan), pas.c (page sets of split halves),
- * pagecache/README.md (what a pin guarantees).
+ * Principal entry point: vast_paged_run.
+ * Invariants: a partition's pages stay pinned from prepare_partition until release_partition,
+ * so its LPT stays true while its kernel may run; at most two partitions are in flight, one
+ * per slot (page table and fault log); a partition whose kernel was enqueued has its writable
+ * pages marked dirty before they are unpinned, even after an error.
+ * See also: paged.c (the virtual space, the ABI and the enqueue of one slab), partition.c (the
+ * plan, sticky pages), pas.c (page sets of split halves), pagecache/README.md (what a pin
+ * guarantees).
  */
 #include "launch_int.h"
 

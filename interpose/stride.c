@@ -60,7 +60,7 @@ static cl_int probe(struct splan *pl, size_t g0, size_t g1, uint64_t k, uint64_t
                     bool *more)
 {
     memset(set, 0, pl->r->pages);
-    cl_int err = vast_partition_inspect_iters(pl->r, g0, g1, k, k + c, set, more);
+    cl_int err = pl->r->pas->iters(pl->r, g0, g1, k, k + c, set, more);
     *count = vast_set_count(set, pl->r->pages);
     return err;
 }

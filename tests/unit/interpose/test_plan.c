@@ -5,11 +5,13 @@
  * finer, PAS windows, a work-group alone over the budget), Eq. 1's chunk size, the sticky pages
  * that faulted in one partition and join later ones, the slicing of work-groups, and the kept
  * plan of a kernel (reused for an equal launch, never after a change the plan depends on).
+ * A launch's whole plan is test_launch_plan.c's.
  *
- * The fake source holds one page set per work-group and answers a window by OR-ing them, as
- * the inspector does per chunk; it fails the test when asked for more rows than its window.
+ * The fake source (fake_pas.c) holds one page set per work-group and answers a window by
+ * OR-ing them, as the inspector does per chunk; it fails the test when asked for more rows
+ * than its window.
  */
-#include "interpose/launch_int.h"
+#include "fake_pas.h"
 
 #include "pagecache.h"
 #include "translate.h"
@@ -24,112 +26,6 @@
 
 #include <cmocka.h>
 
-/* ---- a fake page-set source ---- */
-
-struct fake {
-    size_t groups, pages;
-    uint8_t *wg;     /* groups x pages: each work-group's set */
-    size_t windows;  /* calls */
-    size_t min_w;    /* the finest chunk asked for */
-    size_t max_rows; /* the window */
-};
-
-static cl_int fake_window(void *ctx, size_t first, size_t end, size_t w, size_t base, size_t nrows, uint8_t *dst)
-{
-    struct fake *f = ctx;
-    assert_true(nrows >= 1 && nrows <= f->max_rows);
-    assert_true(first < end && end <= f->groups);
-    f->windows++;
-    f->min_w = w < f->min_w ? w : f->min_w;
-    memset(dst, 0, nrows * f->pages);
-    for (size_t k = 0; k < nrows; k++) {
-        size_t a = (base + k) * w > first ? (base + k) * w : first;
-        size_t b = (base + k + 1) * w < end ? (base + k + 1) * w : end;
-        for (size_t g = a; g < b; g++)
-            for (size_t p = 0; p < f->pages; p++)
-                dst[k * f->pages + p] |= f->wg[g * f->pages + p];
-    }
-    return CL_SUCCESS;
-}
-
-static void fake_init(struct fake *f, size_t groups, size_t pages)
-{
-    *f = (struct fake){.groups = groups, .pages = pages, .min_w = SIZE_MAX, .max_rows = 64};
-    f->wg = calloc(groups * pages, 1);
-    assert_non_null(f->wg);
-}
-
-/* Work-group g touches pages [p, p + n). */
-static void touch(struct fake *f, size_t g, size_t p, size_t n)
-{
-    assert_true(p + n <= f->pages);
-    memset(f->wg + g * f->pages + p, 1, n);
-}
-
-static cl_int plan(struct fake *f, uint8_t *rows, size_t nframes, size_t w, struct vast_partition **parts, size_t *n,
-                   struct vast_plan_over *over)
-{
-    struct vast_pas_source src = {f->pages, f->max_rows, rows, fake_window, f};
-    return vast_plan_groups(&src, f->groups, nframes, w, parts, n, over);
-}
-
-/* Plans with a window of f->max_rows rows. */
-static cl_int plan_w(struct fake *f, size_t nframes, size_t w, struct vast_partition **parts, size_t *n,
-                     struct vast_plan_over *over)
-{
-    uint8_t *rows = malloc(f->max_rows * f->pages);
-    assert_non_null(rows);
-    cl_int err = plan(f, rows, nframes, w, parts, n, over);
-    free(rows);
-    return err;
-}
-
-static size_t popcount(const uint8_t *set, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += set[i] != 0;
-    return k;
-}
-
-static size_t union_count(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += a[i] || b[i];
-    return k;
-}
-
-/* What every plan must be: partitions in order without gaps over every work-group, each set
- * the union of its work-groups' sets with its count, within the budget; consecutive partitions
- * fit the budget together, except after a single work-group that fits only alone. */
-static void check_plan(const struct fake *f, const struct vast_partition *parts, size_t n, size_t nframes)
-{
-    assert_true(n >= 1);
-    assert_int_equal(parts[0].first, 0);
-    assert_int_equal(parts[n - 1].end, f->groups);
-    uint8_t *want = malloc(f->pages);
-    assert_non_null(want);
-    for (size_t i = 0; i < n; i++) {
-        assert_true(parts[i].first < parts[i].end);
-        if (i > 0)
-            assert_int_equal(parts[i].first, parts[i - 1].end);
-        memset(want, 0, f->pages);
-        for (size_t g = parts[i].first; g < parts[i].end; g++)
-            for (size_t p = 0; p < f->pages; p++)
-                want[p] |= f->wg[g * f->pages + p];
-        assert_memory_equal(parts[i].set, want, f->pages);
-        assert_int_equal(parts[i].count, popcount(want, f->pages));
-        assert_true(parts[i].count <= nframes);
-        assert_int_equal(parts[i].sticky, 0);
-        assert_false(parts[i].own_only);
-        bool alone = parts[i].end - parts[i].first == 1 || (i > 0 && parts[i - 1].end - parts[i - 1].first == 1);
-        if (i > 0 && !alone)
-            assert_true(union_count(parts[i - 1].set, parts[i].set, f->pages) <= nframes);
-    }
-    free(want);
-}
-
 /* Streaming: no page shared, so each partition holds half the budget (its successor loads
  * beside it). 64 work-groups of 2 pages in 32 frames: 8 partitions of 8 work-groups. */
 static void test_half_budget(void **state)
@@ -138,11 +34,11 @@ static void test_half_budget(void **state)
     struct fake f;
     fake_init(&f, 64, 1 + 128);
     for (size_t g = 0; g < 64; g++)
-        touch(&f, g, 1 + 2 * g, 2);
+        fake_touch(&f, g, 1 + 2 * g, 2);
     struct vast_partition *parts = NULL;
     size_t n = 0;
-    assert_int_equal(plan_w(&f, 32, 1, &parts, &n, NULL), CL_SUCCESS);
-    check_plan(&f, parts, n, 32);
+    assert_int_equal(fake_plan(&f, 32, 1, &parts, &n, NULL), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 32);
     assert_int_equal(n, 8);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(parts[i].end - parts[i].first, 8);
@@ -151,12 +47,12 @@ static void test_half_budget(void **state)
     vast_partitions_free(parts, n);
     /* A budget of one page more changes nothing (16.5 pages a side is not a work-group more),
      * two pages more give one work-group more per partition. */
-    assert_int_equal(plan_w(&f, 34, 1, &parts, &n, NULL), CL_SUCCESS);
-    check_plan(&f, parts, n, 34);
+    assert_int_equal(fake_plan(&f, 34, 1, &parts, &n, NULL), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 34);
     assert_int_equal(parts[1].end - parts[1].first, 8);
     vast_partitions_free(parts, n);
-    assert_int_equal(plan_w(&f, 36, 1, &parts, &n, NULL), CL_SUCCESS);
-    check_plan(&f, parts, n, 36);
+    assert_int_equal(fake_plan(&f, 36, 1, &parts, &n, NULL), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 36);
     assert_int_equal(parts[1].end - parts[1].first, 9);
     vast_partitions_free(parts, n);
     free(f.wg);
@@ -172,13 +68,13 @@ static void test_shared_pages_count_once(void **state)
     struct fake f;
     fake_init(&f, 44, 1 + 8 + 44);
     for (size_t g = 0; g < 44; g++) {
-        touch(&f, g, 1, 8);
-        touch(&f, g, 9 + g, 1);
+        fake_touch(&f, g, 1, 8);
+        fake_touch(&f, g, 9 + g, 1);
     }
     struct vast_partition *parts = NULL;
     size_t n = 0;
-    assert_int_equal(plan_w(&f, 32, 1, &parts, &n, NULL), CL_SUCCESS);
-    check_plan(&f, parts, n, 32);
+    assert_int_equal(fake_plan(&f, 32, 1, &parts, &n, NULL), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 32);
     assert_int_equal(n, 4);
     size_t want[4] = {8, 12, 12, 12};
     for (size_t i = 0; i < n; i++)
@@ -195,11 +91,11 @@ static void test_too_coarse_refined(void **state)
     struct fake f;
     fake_init(&f, 64, 1 + 3 * 64);
     for (size_t g = 0; g < 64; g++)
-        touch(&f, g, 1 + 3 * g, 3);
+        fake_touch(&f, g, 1 + 3 * g, 3);
     struct vast_partition *parts = NULL;
     size_t n = 0;
-    assert_int_equal(plan_w(&f, 30, 16, &parts, &n, NULL), CL_SUCCESS);
-    check_plan(&f, parts, n, 30);
+    assert_int_equal(fake_plan(&f, 30, 16, &parts, &n, NULL), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 30);
     assert_int_equal(f.min_w, 1);
     /* 5 work-groups (15 pages) a partition, within each chunk of 16: the chunk's last
      * work-group closes its partition when the next chunk is too coarse (5, 5, 5, 1). */
@@ -211,9 +107,9 @@ static void test_too_coarse_refined(void **state)
     struct fake g;
     fake_init(&g, 64, 1 + 64);
     for (size_t k = 0; k < 64; k++)
-        touch(&g, k, 1 + k, 1);
-    assert_int_equal(plan_w(&g, 128, 2, &parts, &n, NULL), CL_SUCCESS);
-    check_plan(&g, parts, n, 128);
+        fake_touch(&g, k, 1 + k, 1);
+    assert_int_equal(fake_plan(&g, 128, 2, &parts, &n, NULL), CL_SUCCESS);
+    fake_check_plan(&g, parts, n, 128);
     assert_int_equal(n, 1);
     assert_int_equal(g.min_w, 2);
     assert_int_equal(g.windows, 1);
@@ -244,17 +140,17 @@ static void test_random_plans_and_windows(void **state)
         for (size_t g = 0; g < groups; g++) {
             size_t len = next_random() % (nframes / 2 - 1), p = 1 + next_random() % (pages - 1 - len);
             if (next_random() % 8 != 0)
-                touch(&f, g, p, len);
+                fake_touch(&f, g, p, len);
             if (next_random() % 2)
-                touch(&f, g, 1, 1 + next_random() % 4); /* shared */
+                fake_touch(&f, g, 1, 1 + next_random() % 4); /* shared */
         }
         size_t w = (size_t)1 << (next_random() % 7);
         struct vast_partition *wide = NULL, *narrow = NULL;
         size_t nw = 0, nn = 0;
-        assert_int_equal(plan_w(&f, nframes, w, &wide, &nw, NULL), CL_SUCCESS);
-        check_plan(&f, wide, nw, nframes);
+        assert_int_equal(fake_plan(&f, nframes, w, &wide, &nw, NULL), CL_SUCCESS);
+        fake_check_plan(&f, wide, nw, nframes);
         f.max_rows = 3;
-        assert_int_equal(plan_w(&f, nframes, w, &narrow, &nn, NULL), CL_SUCCESS);
+        assert_int_equal(fake_plan(&f, nframes, w, &narrow, &nn, NULL), CL_SUCCESS);
         assert_int_equal(nn, nw);
         for (size_t i = 0; i < nw; i++) {
             assert_int_equal(narrow[i].first, wide[i].first);
@@ -275,13 +171,13 @@ static void test_group_over_budget(void **state)
     struct fake f;
     fake_init(&f, 12, 1 + 100);
     for (size_t g = 0; g < 12; g++)
-        touch(&f, g, 1 + g, 1);
-    touch(&f, 5, 20, 24); /* 25 pages in 32 frames: alone */
+        fake_touch(&f, g, 1 + g, 1);
+    fake_touch(&f, 5, 20, 24); /* 25 pages in 32 frames: alone */
     struct vast_partition *parts = NULL;
     size_t n = 0;
     struct vast_plan_over over = {true, 99, 99};
-    assert_int_equal(plan_w(&f, 32, 4, &parts, &n, &over), CL_SUCCESS);
-    check_plan(&f, parts, n, 32);
+    assert_int_equal(fake_plan(&f, 32, 4, &parts, &n, &over), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 32);
     assert_false(over.over);
     size_t alone = 0;
     for (size_t i = 0; i < n; i++)
@@ -292,17 +188,17 @@ static void test_group_over_budget(void **state)
     assert_int_equal(alone, 1);
     vast_partitions_free(parts, n);
 
-    touch(&f, 9, 50, 40); /* 41 pages in 32 frames */
+    fake_touch(&f, 9, 50, 40); /* 41 pages in 32 frames */
     parts = (struct vast_partition *)&f; /* must become NULL */
     n = 7;
-    assert_int_equal(plan_w(&f, 32, 4, &parts, &n, &over), CL_OUT_OF_RESOURCES);
+    assert_int_equal(fake_plan(&f, 32, 4, &parts, &n, &over), CL_OUT_OF_RESOURCES);
     assert_null(parts);
     assert_int_equal(n, 0);
     assert_true(over.over);
     assert_int_equal(over.group, 9);
     assert_int_equal(over.pages, 41);
-    assert_int_equal(plan_w(&f, 41, 4, &parts, &n, &over), CL_SUCCESS);
-    check_plan(&f, parts, n, 41);
+    assert_int_equal(fake_plan(&f, 41, 4, &parts, &n, &over), CL_SUCCESS);
+    fake_check_plan(&f, parts, n, 41);
     vast_partitions_free(parts, n);
     free(f.wg);
 }
@@ -324,24 +220,13 @@ static void test_eq1_chunk(void **state)
 
 /* ---- a work-group over the budget: slices or refusal ---- */
 
-static size_t reqd_size[3];
-static cl_int CL_API_CALL fake_wg_info(cl_kernel k, cl_device_id dev, cl_kernel_work_group_info param, size_t size,
-                                       void *value, size_t *size_ret)
-{
-    (void)k, (void)dev, (void)size_ret;
-    assert_int_equal(param, CL_KERNEL_COMPILE_WORK_GROUP_SIZE);
-    assert_int_equal(size, sizeof reqd_size);
-    memcpy(value, reqd_size, sizeof reqd_size);
-    return CL_SUCCESS;
-}
-
 /* A launch whose work-item i touches pages [1 + per * i, 1 + per * (i + 1)): the sets of its
  * real work-groups (r->local[0] work-items each). */
 static void fake_items(struct fake *f, const struct vast_paged *r, size_t items, size_t per)
 {
     fake_init(f, r->total_groups, 1 + per * items);
     for (size_t i = 0; i < items; i++)
-        touch(f, i / r->local[0], 1 + per * i, per);
+        fake_touch(f, i / r->local[0], 1 + per * i, per);
 }
 
 /* vast_partition_plan's answer to a work-group alone over the budget, step by step: while the
@@ -354,9 +239,9 @@ static cl_int plan_sliced(struct vast_paged *r, size_t items, size_t per, size_t
     for (;;) {
         struct fake f;
         fake_items(&f, r, items, per);
-        err = plan_w(&f, nframes, 1, &parts, nparts, over);
+        err = fake_plan(&f, nframes, 1, &parts, nparts, over);
         if (err == CL_SUCCESS)
-            check_plan(&f, parts, *nparts, nframes);
+            fake_check_plan(&f, parts, *nparts, nframes);
         free(f.wg);
         if (err != CL_OUT_OF_RESOURCES || !over->over || !vast_plan_can_slice(r))
             break;
@@ -383,7 +268,7 @@ static void test_group_over_budget_sliced_or_refused(void **state)
     cmd.sh.global[1] = cmd.sh.global[2] = 1;
     struct vast_paged r = {.cmd = &cmd, .d = &d, .dev = &dev, .tk = &tk, .local = {16, 1, 1}, .groups = {4, 1, 1},
                            .total_groups = 4};
-    memset(reqd_size, 0, sizeof reqd_size);
+    memset(fake_reqd_size, 0, sizeof fake_reqd_size);
 
     /* 16 work-items of 2 pages: 32 pages in 20 frames; in slices of 8 work-items, 16 pages. */
     struct vast_plan_over over;
@@ -407,9 +292,9 @@ static void test_group_over_budget_sliced_or_refused(void **state)
     assert_int_equal(over.pages, 32);
     assert_int_equal(r.slices, 0);
     tk.work_group_bound = false;
-    reqd_size[0] = 16;
+    fake_reqd_size[0] = 16;
     assert_false(vast_plan_can_slice(&r));
-    reqd_size[0] = 0;
+    fake_reqd_size[0] = 0;
     /* One work-item alone over the budget: sliced down to single work-items, then refused. */
     assert_int_equal(plan_sliced(&r, 64, 24, 20, &over, &n), CL_OUT_OF_RESOURCES);
     assert_int_equal(r.local[0], 1);
@@ -462,7 +347,7 @@ static void test_faulted_pages_join_later_partitions(void **state)
     memset(add + 50, 1, 20);
     vast_plan_note_faults(&r, add); /* at most a quarter of the budget is sticky */
     assert_int_equal(r.nsticky, 10);
-    assert_int_equal(popcount(r.sticky, r.pages), 10);
+    assert_int_equal(fake_popcount(r.sticky, r.pages), 10);
 
     struct vast_partition p = {.first = 3, .end = 4, .set = calloc(r.pages, 1)};
     assert_non_null(p.set);
@@ -483,7 +368,7 @@ static void test_faulted_pages_join_later_partitions(void **state)
     vast_plan_add_sticky(&r, &own);
     assert_int_equal(full.count, 21);
     assert_int_equal(own.count, 1);
-    assert_int_equal(popcount(full.set, r.pages) + popcount(own.set, r.pages) + full.sticky + own.sticky, 0);
+    assert_int_equal(fake_popcount(full.set, r.pages) + fake_popcount(own.set, r.pages) + full.sticky + own.sticky, 0);
     struct vast_partition fits = {.set = calloc(r.pages, 1), .count = 20};
     vast_plan_add_sticky(&r, &fits);
     assert_int_equal(fits.sticky, 10);
