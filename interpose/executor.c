@@ -103,7 +103,7 @@ struct vast_executor {
     cl_device_id device;
     const struct _cl_icd_dispatch *d;
     cl_command_queue queue; /* the device lane's real queue */
-    cl_command_queue queue2; /* a second one for consecutive partitions (paged.c): made on
+    cl_command_queue queue2; /* a second one for consecutive partitions (pipeline.c): made on
                               * first use by the device lane's thread, which alone uses it */
     bool queue2_tried;
     pthread_mutex_t lock;

@@ -43,7 +43,7 @@ cl_int vast_queue_take_error(cl_command_queue queue);
 
 /* The device lane's second real queue (in-order, profiling, on the same shared context), made
  * on the first call, or NULL: consecutive partitions of a launch alternate between the two so
- * that one starts while the other drains (paged.c). Only the device lane's thread calls it. */
+ * that one starts while the other drains (pipeline.c). Only the device lane's thread calls it. */
 cl_command_queue vast_executor_queue2(cl_device_id dev);
 
 /* kernel.c: a captured launch (launch.h) as a command of the device lane. */

@@ -1,8 +1,9 @@
 /*
  * launch.c: kernel launches on virtual buffers (see launch.h): the argument record, the
  * capture of a launch at enqueue time, the choice of mode, and direct mode. Paged and
- * partitioned execution live in paged.c and partition.c; the real kernels of each variant in
- * variant.c.
+ * partitioned execution live in paged.c (virtual space, kernel ABI), pas.c (page sets),
+ * partition.c (the plan) and pipeline.c (the run); the real kernels of each variant in
+ * variant.c. interpose/README.md walks a launch through them.
  */
 #include "launch.h"
 
@@ -516,6 +517,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     struct vast_partition *parts = NULL;
     size_t nparts = 0;
     cl_int err = vast_paged_open(&r, cmd, rq, pool, tk);
+    r.pas = &vast_pas_launch;
     if (err == CL_SUCCESS && total <= pool->nframes) {
         *mode = VAST_MODE_PAGED;
         r.needs_restore = false; /* every page is in: a fault can only be out of bounds */
@@ -539,6 +541,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns; /* c holds only the translation's build time so far */
     *c = r.c;
+    vast_partition_close(&r); /* the inspector's state, kept from planning for splits */
     vast_paged_close(&r);
     return err;
 }

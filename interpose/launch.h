@@ -5,9 +5,9 @@
  *   direct         every buffer argument resident as one contiguous run of frames: the
  *                  application's own kernel on real sub-buffers of the pool's chunks;
  *   resident paged everything resident but scattered (or VAST_FORCE_PAGED=1): the translated
- *                  paged kernel over one look-ahead page table (paged.c);
+ *                  paged kernel over one look-ahead page table (paged.c, pipeline.c);
  *   partitioned    the buffers do not fit the device budget: the inspector, the PAS reduction
- *                  and one paged launch per partition (partition.c, paged.c).
+ *                  and one paged launch per partition (pas.c, partition.c, pipeline.c).
  * Called by kernel.c; the executor (or the synchronous virtual-command frame) runs captured
  * launches.
  */

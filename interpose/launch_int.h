@@ -1,7 +1,10 @@
 /*
- * launch_int.h: what launch.c, paged.c and partition.c share about one launch: the captured
- * command, the launch's virtual space (every buffer argument page-aligned from virtual page 1,
- * translate.h's ABI), page sets, and the state of a paged execution. Not used elsewhere.
+ * launch_int.h: what the launch engine's files share about one launch: the captured command
+ * (launch.c), the launch's virtual space (every buffer argument page-aligned from virtual page
+ * 1, translate.h's ABI: paged.c), page sets (pas.c), the plan (partition.c, stride.c) and the
+ * state of a paged execution (pipeline.c). Used by those files and the planner's unit tests
+ * only. Calls go one way: launch.c -> partition.c -> stride.c -> pas.c -> paged.c, and
+ * pipeline.c -> {partition.c (sticky pages), pas.c, paged.c}.
  *
  * A page set is a bytemap over the launch's virtual pages (1 = in the set): the PAS rows of
  * the inspector have that form, so reduction is a byte-wise OR.
@@ -16,6 +19,12 @@
 
 struct translate_kernel;
 struct vast_pool;
+struct vast_pas_ops;
+
+/* A run's fault log (paged.c makes it, pipeline.c reads it): 1 MiB, few retries even when
+ * faults repeat pages. */
+#define FAULT_CAPACITY 65536u
+#define FAULT_WORDS (TRANSLATE_FAULT_LOG_HEADER_WORDS + TRANSLATE_FAULT_ENTRY_WORDS * FAULT_CAPACITY)
 
 struct vast_arg {
     bool set;
@@ -87,6 +96,7 @@ struct vast_paged {
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
+    const struct vast_pas_ops *pas;   /* the planner's page sets (launch.c: vast_pas_launch) */
     struct vast_launch_counters c;
 };
 
@@ -95,12 +105,12 @@ struct vast_partition {
     size_t first, end;
     uint8_t *set; /* bytemap over r->pages, owned */
     size_t count; /* pages in set */
-    size_t sticky; /* of them, pages other partitions faulted (paged.c, add_sticky) */
+    size_t sticky; /* of them, pages other partitions faulted (partition.c, vast_plan_add_sticky) */
     bool own_only; /* one work-group that did not fit beside such pages: it gets none */
     uint64_t iter_first, iter_end; /* iterations of grid-stride loops (stride.c); iter_end 0: all */
 };
 
-/* paged.c */
+/* paged.c: the launch's virtual space and the kernel ABI. */
 cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                        const struct translate_kernel *tk);
 void vast_paged_close(struct vast_paged *r);
@@ -108,9 +118,6 @@ void vast_paged_close(struct vast_paged *r);
 cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel);
 /* Bytemap of every page of every buffer argument (resident paged mode). */
 uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count);
-/* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load,
- * and (kernels safe to re-execute) partition i+1 is enqueued behind it. */
-cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
 /* The original NDRange as the ABI's vast_gsize and vast_goff (paged and inspector kernels). */
 void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4 *goff);
 /* Enqueue translated kernel k (paged or inspector; its vast_slab is argument slab_arg) over the
@@ -119,20 +126,51 @@ void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4
  * when it took one launch, else NULL (the caller times it on the host). */
 cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
                           size_t end, cl_event *kev);
-size_t vast_set_count(const uint8_t *set, size_t n);
+/* Sets the iteration range argument (vast_iters) of a real paged or inspector kernel when
+ * the kernel has one (end 0: all iterations). */
+cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end);
+
+/* pipeline.c: the partitions of a plan run in order, pipelined, with faults and retries. */
 /* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
  * (vast_now_ns()); false, leaving *t0 and *t1 alone, when the queue does not profile. */
 bool vast_kernel_span(const struct _cl_icd_dispatch *d, cl_event kev, uint64_t enqueued, uint64_t *t0, uint64_t *t1);
+/* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load,
+ * and (kernels safe to re-execute) partition i+1 is enqueued behind it. */
+cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
 
-/* partition.c: the inspector and the PAS reduction (VAST Algorithm 1). Consecutive
- * partitions fit the budget together where they can, each one alone always;
- * CL_OUT_OF_RESOURCES (logged) when one work-group needs more than the budget. */
-cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
+/* pas.c: page accessed sets, from the inspector kernel or the host's affine evaluation.
+ *
+ * The planner's input: rows of a PAS, one per chunk of w consecutive work-groups, each a
+ * bytemap of `pages` bytes. window() fills rows [base, base + nrows) of the chunks of
+ * work-groups [first, end) (chunk k covers [k*w, (k+1)*w) clipped to [first, end); nrows at
+ * most max_rows) into dst. rows is a buffer of max_rows rows the planner may use. */
+struct vast_pas_source {
+    size_t pages;
+    size_t max_rows;
+    uint8_t *rows;
+    cl_int (*window)(void *ctx, size_t first, size_t end, size_t w, size_t base, size_t nrows, uint8_t *dst);
+    void *ctx;
+};
+/* Where the planner (partition.c, stride.c) gets page sets: r->pas. */
+struct vast_pas_ops {
+    /* The launch's rows, kept until close. */
+    cl_int (*source)(struct vast_paged *r, struct vast_pas_source *src);
+    /* Whether the rows are host supersets; exact: exact rows (the inspector's) from now on. */
+    bool (*host)(const struct vast_paged *r);
+    void (*exact)(struct vast_paged *r);
+    /* vast_partition_inspect_iters */
+    cl_int (*iters)(struct vast_paged *r, size_t first, size_t end, uint64_t it0, uint64_t it1, uint8_t *set,
+                    bool *more);
+    /* Forget the rows: the work-groups changed (slices). */
+    void (*close)(struct vast_paged *r);
+};
+/* The launch's page sets: host sets or the inspector kernel (pas.c). */
+extern const struct vast_pas_ops vast_pas_launch;
+size_t vast_set_count(const uint8_t *set, size_t n);
+
 /* The pages work-groups [first, end) touch (the inspector again), ORed into set. */
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);
 void vast_partition_close(struct vast_paged *r);
-/* Drops the kernel's kept plan (kernel release). */
-void vast_partition_forget(cl_kernel k);
 void vast_partitions_free(struct vast_partition *parts, size_t n);
 /* Like vast_partition_inspect, with the kernel's grid-stride loops restricted to iterations
  * [it0, it1) (it1 0: all; then the host's sets may serve); *more (may be NULL): a work-item
@@ -140,14 +178,47 @@ void vast_partitions_free(struct vast_partition *parts, size_t n);
 cl_int vast_partition_inspect_iters(struct vast_paged *r, size_t first, size_t end, uint64_t it0, uint64_t it1,
                                     uint8_t *set, bool *more);
 
+/* partition.c: the PAS reduction (VAST Algorithm 1). Consecutive partitions fit the budget
+ * together where they can, each one alone always; CL_OUT_OF_RESOURCES (logged) when one
+ * work-group needs more than the budget and neither slices nor iteration ranges help. */
+cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
+/* Drops the kernel's kept plan (kernel release). */
+void vast_partition_forget(cl_kernel k);
+
+/* A work-group that alone exceeds the budget: the first one found, and its pages. */
+struct vast_plan_over {
+    bool over;
+    size_t group, pages;
+};
+/* Algorithm 1 over work-groups [0, total) from src's rows of w work-groups (a power of two),
+ * in a budget of nframes pages; *parts (owned by the caller) and *n, or NULL and 0 on error.
+ * CL_OUT_OF_RESOURCES with over->over (over may be NULL) when a single work-group alone
+ * exceeds the budget; the caller decides what then (nothing is logged). */
+cl_int vast_plan_groups(const struct vast_pas_source *src, size_t total, size_t nframes, size_t w,
+                        struct vast_partition **parts, size_t *n, struct vast_plan_over *over);
+/* Eq. 1: work-groups per PAS row, so that a row touches about 1/32 of the budget. */
+size_t vast_plan_chunk(size_t pages, size_t page_size, size_t nframes, size_t total_groups);
+/* Whether r's work-groups may run in smaller slices (translate.h, vast_slab), and one step of
+ * slicing: the largest dimension of the real local size divided by its smallest prime factor. */
+bool vast_plan_can_slice(const struct vast_paged *r);
+void vast_plan_slice(struct vast_paged *r);
+/* Faulted pages (a bytemap over r->pages) become sticky, up to a quarter of the budget;
+ * sticky pages join partition p up front when they fit (not p->own_only). */
+void vast_plan_note_faults(struct vast_paged *r, const uint8_t *add);
+void vast_plan_add_sticky(struct vast_paged *r, struct vast_partition *p);
+/* The kept plan of a kernel object: everything the page sets and the planner depend on, as a
+ * key (the NDRange, the local size, pages, budget, page size, per argument its virtual
+ * address, size and scalar bytes); a copy of the last plan when its key matches (the caller
+ * owns it), else NULL; keeping a copy of a new plan (takes key). */
+uint8_t *vast_plan_key(const struct vast_paged *r, size_t *len);
+struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n);
+void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vast_partition *parts, size_t n,
+                         size_t pages);
+
 /* stride.c: partitions of loop iterations for kernels with grid-stride loops whose single
  * work-group exceeds the budget (CL_OUT_OF_RESOURCES, logged, when one iteration does). */
 cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
 /* Before running a plan (parts NULL: a stride plan being made): partitions of iteration
  * ranges over a written buffer passed twice must not overlap (sets r->needs_restore). */
 void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n);
-/* Sets the iteration range argument (vast_iters) of a real paged or inspector kernel when
- * the kernel has one (end 0: all iterations). */
-cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end);
-
 #endif

@@ -20,7 +20,7 @@
  * range (condition and step only), so a loop of K iterations in P partitions costs O(P * K)
  * loop steps per work-item in total.
  *
- * Faults, retries and splits work per partition as before (paged.c); a partition keeps its
+ * Faults, retries and splits work per partition as before (pipeline.c); a partition keeps its
  * iteration range through retries, and a single-work-group partition splits its range.
  */
 #include "launch_int.h"
@@ -36,18 +36,6 @@
 
 #define MAX_PARTITIONS ((size_t)1 << 22)
 #define MAX_RANGE ((uint64_t)1 << 40)
-
-cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end)
-{
-    if (r->tk == NULL || !r->tk->iteration_ranges)
-        return CL_SUCCESS;
-    cl_uint n = 0;
-    cl_int err = r->d->clGetKernelInfo(real, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
-    cl_ulong2 v = {{first, end != 0 ? end : CL_ULONG_MAX}};
-    if (err == CL_SUCCESS && n == 0)
-        err = CL_INVALID_KERNEL;
-    return err == CL_SUCCESS ? r->d->clSetKernelArg(real, n - 1, sizeof v, &v) : err; /* vast_iters: the last */
-}
 
 struct splan {
     struct vast_paged *r;
@@ -72,7 +60,7 @@ static cl_int probe(struct splan *pl, size_t g0, size_t g1, uint64_t k, uint64_t
                     bool *more)
 {
     memset(set, 0, pl->r->pages);
-    cl_int err = vast_partition_inspect_iters(pl->r, g0, g1, k, k + c, set, more);
+    cl_int err = pl->r->pas->iters(pl->r, g0, g1, k, k + c, set, more);
     *count = vast_set_count(set, pl->r->pages);
     return err;
 }
@@ -156,7 +144,7 @@ void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *part
     bool ranges = parts == NULL;
     for (size_t i = 0; i < n && !ranges; i++)
         ranges = parts[i].iter_end != 0;
-    /* Partitions of one plan overlap on the device (paged.c's pipeline), which work-groups
+    /* Partitions of one plan overlap on the device (pipeline.c), which work-groups
      * may, but iterations of one work-item may not when one reads what an earlier one wrote:
      * the translator's read-and-write buffers (needs_restore already) and aliased buffers
      * then run one partition at a time. */

@@ -6,7 +6,7 @@
  * The program is translated once; each variant's program is built once for the launching
  * device. Real kernel objects are pooled per application kernel, so concurrent launches of one
  * kernel never share a real kernel's arguments (the application keeps setting its own on
- * kernel->real). Called by launch.c, paged.c and partition.c.
+ * kernel->real). Called by launch.c, paged.c and pas.c.
  */
 #ifndef VAST_INTERPOSE_VARIANT_H
 #define VAST_INTERPOSE_VARIANT_H
