@@ -47,6 +47,7 @@ static const struct slot slots[] = {
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
 #define VAST_NULL_SLOT(name)
 #include "icd/entries.h"
+#include "vast_cmocka.h"
 
 static void test_every_slot_in_header_order(void **state)
 {
@@ -107,13 +108,6 @@ static void test_invalid_handles_through_table(void **state)
     assert_int_equal(vast_dispatch.clGetDeviceInfo(NULL, CL_DEVICE_NAME, 0, NULL, NULL), CL_INVALID_DEVICE);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_slot_in_header_order),
-        cmocka_unit_test(test_table_filled),
-        cmocka_unit_test(test_unsupported_entries_answer_errors),
-        cmocka_unit_test(test_invalid_handles_through_table),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_every_slot_in_header_order, test_table_filled, test_unsupported_entries_answer_errors,
+                 test_invalid_handles_through_table)

@@ -2,6 +2,7 @@
  * fake_lanes.c's deferred lanes instead of moving bytes at once. */
 #include "fake_device.h"
 #include "fake_lanes.h"
+#include "hostcopy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,13 @@ void fake_device_init(struct fake_device *d)
     atomic_store(&d->fail_pin_after, -1);
     atomic_store(&d->fail_ticket_after, -1);
     atomic_store(&d->fail_slot_alloc_after, -1);
+}
+
+int fake_host_copy_teardown(void **state)
+{
+    (void)state;
+    pagecache_host_copy_shutdown();
+    return 0;
 }
 
 int fake_device_enable_staging(struct fake_device *d, const struct vast_staging_config *cfg)

@@ -55,6 +55,9 @@ void fake_device_reset_counts(struct fake_device *d);
 int fake_device_enable_staging(struct fake_device *d, const struct vast_staging_config *cfg);
 /* Destroys the staging object, if any. */
 void fake_device_fini(struct fake_device *d);
+
+/* A cmocka group tear-down for programs that used the host copy pool: its threads end. */
+int fake_host_copy_teardown(void **state);
 /* Device memory of a frame location (tests play "kernel" through it). */
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk);
 

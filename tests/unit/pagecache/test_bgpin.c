@@ -20,6 +20,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 #define GRAN ((size_t)16 << 10) /* 4 pages per pin granule */
@@ -375,16 +376,6 @@ static void test_transfer_waits_only_for_its_granule(void **state)
     pagecache_destroy_pool(pool);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pinned_without_transfer),
-        cmocka_unit_test(test_destroy_while_pinning),
-        cmocka_unit_test(test_destroy_race),
-        cmocka_unit_test(test_no_pin_host),
-        cmocka_unit_test(test_refused_pin_stops_store),
-        cmocka_unit_test(test_transfers_race_worker),
-        cmocka_unit_test(test_transfer_waits_only_for_its_granule),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_pinned_without_transfer, test_destroy_while_pinning, test_destroy_race, test_no_pin_host,
+                 test_refused_pin_stops_store, test_transfers_race_worker, test_transfer_waits_only_for_its_granule)

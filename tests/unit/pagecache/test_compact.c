@@ -16,6 +16,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 #define NBUF 3
@@ -341,12 +342,5 @@ static void test_model(void **state)
     teardown_fx(fx);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scattered_free), cmocka_unit_test(test_own_pages_move),
-        cmocka_unit_test(test_pins),           cmocka_unit_test(test_window_choice),
-        cmocka_unit_test(test_failures),       cmocka_unit_test(test_model),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_scattered_free, test_own_pages_move, test_pins, test_window_choice, test_failures, test_model)

@@ -19,6 +19,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 #define NRANDOM 6 /* random interleavings per test */
@@ -415,14 +416,5 @@ static void test_simplex_switch(void **state)
     pagecache_destroy_pool(pool);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_streaming_dirty),
-        cmocka_unit_test(test_flush_after_load),
-        cmocka_unit_test(test_faults),
-        cmocka_unit_test(test_wait_covers_both),
-        cmocka_unit_test(test_simplex_switch),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_streaming_dirty, test_flush_after_load, test_faults, test_wait_covers_both, test_simplex_switch)

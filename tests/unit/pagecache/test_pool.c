@@ -14,6 +14,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 
@@ -398,21 +399,7 @@ static void test_backing(void **state)
     pagecache_destroy_backing(b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geometry),
-        cmocka_unit_test(test_coalescing),
-        cmocka_unit_test(test_coalescing_chunks),
-        cmocka_unit_test(test_streaming_runs),
-        cmocka_unit_test(test_clock_order),
-        cmocka_unit_test(test_pins_never_evicted),
-        cmocka_unit_test(test_out_of_frames),
-        cmocka_unit_test(test_writeback_fault),
-        cmocka_unit_test(test_host_write_update),
-        cmocka_unit_test(test_map_discard),
-        cmocka_unit_test(test_sub_buffer),
-        cmocka_unit_test(test_backing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs, test_clock_order,
+                 test_pins_never_evicted, test_out_of_frames, test_writeback_fault, test_host_write_update,
+                 test_map_discard, test_sub_buffer, test_backing)
