@@ -553,9 +553,7 @@ static const struct twin_case cases[] = {
 
 /* One 3 MB buffer: the partitioned budgets hold a third of it or less. */
 static const struct twin_config configs[] = {
-    {"direct", {NULL}, "direct"},
-    {"paged", {"VAST_FORCE_PAGED=1", "VAST_PAGE_SIZE=4K"}, "paged"},
-    {"part.4K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=4K"}, "partitioned"},
+    TWIN_CONFIGS_DIRECT_PAGED_PART4K,
     {"part.64K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=64K"}, NULL},
 };
 

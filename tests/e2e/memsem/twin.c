@@ -16,6 +16,15 @@ void blob_add(struct blob *b, const void *p, size_t n)
     b->n += n;
 }
 
+void twin_read(struct clenv *e, cl_mem m, size_t off, size_t bytes, struct blob *out)
+{
+    void *p = malloc(bytes);
+    memset(p, 0xa5, bytes); /* poisoned: bytes the read leaves alone cannot pass */
+    CL_OK(clEnqueueReadBuffer(e->q, m, CL_TRUE, off, bytes, p, 0, NULL, NULL));
+    blob_add(out, p, bytes);
+    free(p);
+}
+
 uint32_t *twin_random_u32(size_t n, uint64_t seed)
 {
     uint32_t *v = malloc(n * sizeof *v);
