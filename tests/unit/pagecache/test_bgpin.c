@@ -97,9 +97,8 @@ static void test_pinned_without_transfer(void **state)
 {
     (void)state;
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 16 * PG, PG, 16 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 16, 16);
+    assert_non_null(pool);
     size_t own_size = 8 * GRAN - 1000, app_size = 5 * GRAN + 123;
     struct vast_backing *own = new_store(own_size), *app;
     char *mem = malloc(app_size);
@@ -296,9 +295,8 @@ static void test_transfers_race_worker(void **state)
 {
     (void)state;
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 256 * PG, PG, 256 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 256, 256);
+    assert_non_null(pool);
     for (int iter = 0; iter < 20; iter++) {
         struct vast_backing *b = new_store(32 * GRAN);
         struct tracker t;
@@ -335,9 +333,8 @@ static void test_transfer_waits_only_for_its_granule(void **state)
 {
     (void)state;
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 64 * PG, PG, 64 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 64, 64);
+    assert_non_null(pool);
     struct vast_backing *b = new_store(8 * GRAN);
     struct tracker t;
     track(&dev, &t, b);

@@ -364,9 +364,8 @@ static void test_threads_share_pool(void **state)
     (void)state;
     force_parallel(3);
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 32 * PG, PG, 16 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 32, 16);
+    assert_non_null(pool);
     struct worker w[4];
     pthread_t th[4];
     for (int t = 0; t < 4; t++) {

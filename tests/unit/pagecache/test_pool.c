@@ -378,10 +378,9 @@ static void test_backing(void **state)
     assert_true(rss_bytes() < before + (64u << 20));
     /* lazy pin granules through a pool */
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 16, 16);
+    assert_non_null(pool);
     struct vast_pc_buffer *buf;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 16 * PG, PG, 16 * PG, &pool), 0);
     pagecache_set_pin_granule(b, 1 << 20);
     assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
     assert_int_equal(pagecache_make_resident(buf, 300, 2, 0, NULL), 0);
