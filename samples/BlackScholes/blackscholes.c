@@ -62,10 +62,7 @@ int main(int argc, char **argv)
 {
     size_t n = 1 << 20;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {
-        {"--size", "-n", &n, "number of options"},
-    };
-    sample_parse_args(argc, argv, "Black-Scholes option pricing", &args, flags, 1, false);
+    sample_parse_count(argc, argv, "Black-Scholes option pricing", &args, &n, "number of options");
     size_t bytes = n * sizeof(float);
     printf("BlackScholes: n=%zu options (%.3f GiB total)\n", n, 5.0 * (double)bytes / (1u << 30));
     sample_report_data(5.0 * (double)bytes);
@@ -101,16 +98,10 @@ int main(int argc, char **argv)
         CL_CHECK(clEnqueueWriteBuffer(queue, in[k], CL_FALSE, 0, bytes, host_in[k], 0, NULL, NULL));
     float r = RISKFREE, v = VOLATILITY;
     cl_ulong n_arg = n;
-    CL_CHECK(clSetKernelArg(kernel, 0, sizeof(cl_mem), &out[0]));
-    CL_CHECK(clSetKernelArg(kernel, 1, sizeof(cl_mem), &out[1]));
-    for (int k = 0; k < 3; k++)
-        CL_CHECK(clSetKernelArg(kernel, 2 + k, sizeof(cl_mem), &in[k]));
-    CL_CHECK(clSetKernelArg(kernel, 5, sizeof(float), &r));
-    CL_CHECK(clSetKernelArg(kernel, 6, sizeof(float), &v));
-    CL_CHECK(clSetKernelArg(kernel, 7, sizeof(cl_ulong), &n_arg));
-    size_t local = 128, global = sample_round_up(n, local);
-    for (unsigned it = 0; it < args.iterations; it++)
-        CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+    sample_set_args(kernel, 0, 8, sizeof(cl_mem), &out[0], sizeof(cl_mem), &out[1], sizeof(cl_mem), &in[0],
+                    sizeof(cl_mem), &in[1], sizeof(cl_mem), &in[2], sizeof(float), &r, sizeof(float), &v,
+                    sizeof(cl_ulong), &n_arg);
+    sample_launch_1d(queue, kernel, n, 128, args.iterations);
     CL_CHECK(clEnqueueReadBuffer(queue, out[0], CL_FALSE, 0, bytes, call, 0, NULL, NULL));
     CL_CHECK(clEnqueueReadBuffer(queue, out[1], CL_TRUE, 0, bytes, put, 0, NULL, NULL));
     double seconds = sample_now() - t0;

@@ -151,12 +151,8 @@ int main(int argc, char **argv)
     CL_CHECK(clEnqueueWriteBuffer(queue, dparams, CL_FALSE, 0, RNG_COUNT * sizeof(mt_params), params,
                                   0, NULL, NULL));
     cl_ulong per_arg = per, pairs = n / 2;
-    CL_CHECK(clSetKernelArg(mt, 0, sizeof(cl_mem), &duni));
-    CL_CHECK(clSetKernelArg(mt, 1, sizeof(cl_mem), &dparams));
-    CL_CHECK(clSetKernelArg(mt, 2, sizeof(cl_ulong), &per_arg));
-    CL_CHECK(clSetKernelArg(bm, 0, sizeof(cl_mem), &dnorm));
-    CL_CHECK(clSetKernelArg(bm, 1, sizeof(cl_mem), &duni));
-    CL_CHECK(clSetKernelArg(bm, 2, sizeof(cl_ulong), &pairs));
+    sample_set_args(mt, 0, 3, sizeof(cl_mem), &duni, sizeof(cl_mem), &dparams, sizeof(cl_ulong), &per_arg);
+    sample_set_args(bm, 0, 3, sizeof(cl_mem), &dnorm, sizeof(cl_mem), &duni, sizeof(cl_ulong), &pairs);
     size_t mt_local = LANES, mt_global = RNG_COUNT, bm_local = 256, bm_global = n / 2;
     for (unsigned it = 0; it < args.iterations; it++) {
         CL_CHECK(clEnqueueNDRangeKernel(queue, mt, 1, NULL, &mt_global, &mt_local, 0, NULL, NULL));

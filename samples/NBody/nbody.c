@@ -93,10 +93,8 @@ int main(int argc, char **argv)
 {
     size_t n = 4096;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {
-        {"--size", "-n", &n, "number of bodies (rounded up to a multiple of 64)"},
-    };
-    sample_parse_args(argc, argv, "all-pairs n-body integration", &args, flags, 1, false);
+    sample_parse_count(argc, argv, "all-pairs n-body integration", &args, &n,
+                       "number of bodies (rounded up to a multiple of 64)");
     n = sample_round_up(n, LOCAL);
     size_t bytes = n * sizeof(cl_float4);
     printf("NBody: n=%zu bodies, %u steps (%.3f GiB total)\n", n, args.iterations,
@@ -139,17 +137,13 @@ int main(int argc, char **argv)
     CL_CHECK(clEnqueueWriteBuffer(queue, dvel[0], CL_FALSE, 0, bytes, vel, 0, NULL, NULL));
     float dt = DT, damping = DAMPING, soft = SOFTENING2;
     cl_ulong n_arg = n;
-    CL_CHECK(clSetKernelArg(kernel, 4, sizeof(float), &dt));
-    CL_CHECK(clSetKernelArg(kernel, 5, sizeof(float), &damping));
-    CL_CHECK(clSetKernelArg(kernel, 6, sizeof(float), &soft));
-    CL_CHECK(clSetKernelArg(kernel, 7, sizeof(cl_ulong), &n_arg));
+    sample_set_args(kernel, 4, 4, sizeof(float), &dt, sizeof(float), &damping, sizeof(float), &soft, sizeof(cl_ulong),
+                    &n_arg);
     size_t local = LOCAL, global = n;
     for (unsigned it = 0; it < args.iterations; it++) {
         int src = it % 2, dst = 1 - src;
-        CL_CHECK(clSetKernelArg(kernel, 0, sizeof(cl_mem), &dpos[dst]));
-        CL_CHECK(clSetKernelArg(kernel, 1, sizeof(cl_mem), &dvel[dst]));
-        CL_CHECK(clSetKernelArg(kernel, 2, sizeof(cl_mem), &dpos[src]));
-        CL_CHECK(clSetKernelArg(kernel, 3, sizeof(cl_mem), &dvel[src]));
+        sample_set_args(kernel, 0, 4, sizeof(cl_mem), &dpos[dst], sizeof(cl_mem), &dvel[dst], sizeof(cl_mem),
+                        &dpos[src], sizeof(cl_mem), &dvel[src]);
         CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
     }
     int last = args.iterations % 2;

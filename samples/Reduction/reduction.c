@@ -44,10 +44,7 @@ int main(int argc, char **argv)
 {
     size_t n = 1 << 22;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {
-        {"--size", "-n", &n, "number of 32-bit integers"},
-    };
-    sample_parse_args(argc, argv, "sum of unsigned integers (reduce6)", &args, flags, 1, false);
+    sample_parse_count(argc, argv, "sum of unsigned integers (reduce6)", &args, &n, "number of 32-bit integers");
     size_t bytes = n * sizeof(cl_uint);
     size_t groups = (n + 2 * BLOCK - 1) / (2 * BLOCK);
     if (groups > MAX_GROUPS)
@@ -79,12 +76,8 @@ int main(int argc, char **argv)
     double t0 = sample_now();
     CL_CHECK(clEnqueueWriteBuffer(queue, din, CL_FALSE, 0, bytes, in, 0, NULL, NULL));
     cl_ulong n_arg = n;
-    CL_CHECK(clSetKernelArg(kernel, 0, sizeof(cl_mem), &din));
-    CL_CHECK(clSetKernelArg(kernel, 1, sizeof(cl_mem), &dpart));
-    CL_CHECK(clSetKernelArg(kernel, 2, sizeof(cl_ulong), &n_arg));
-    size_t local = BLOCK, global = groups * BLOCK;
-    for (unsigned it = 0; it < args.iterations; it++)
-        CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+    sample_set_args(kernel, 0, 3, sizeof(cl_mem), &din, sizeof(cl_mem), &dpart, sizeof(cl_ulong), &n_arg);
+    sample_launch_1d(queue, kernel, groups * BLOCK, BLOCK, args.iterations);
     CL_CHECK(clEnqueueReadBuffer(queue, dpart, CL_TRUE, 0, groups * sizeof(cl_uint), partial, 0,
                                  NULL, NULL));
     cl_uint total = 0;

@@ -79,15 +79,9 @@ int main(int argc, char **argv)
     CL_CHECK(clEnqueueWriteBuffer(queue, dx, CL_FALSE, 0, ncols * sizeof(float), x, 0, NULL, NULL));
     cl_ulong rows_arg = rows;
     cl_uint width_arg = (cl_uint)width;
-    CL_CHECK(clSetKernelArg(kernel, 0, sizeof(cl_mem), &dvals));
-    CL_CHECK(clSetKernelArg(kernel, 1, sizeof(cl_mem), &dcols));
-    CL_CHECK(clSetKernelArg(kernel, 2, sizeof(cl_mem), &dx));
-    CL_CHECK(clSetKernelArg(kernel, 3, sizeof(cl_mem), &dy));
-    CL_CHECK(clSetKernelArg(kernel, 4, sizeof(cl_ulong), &rows_arg));
-    CL_CHECK(clSetKernelArg(kernel, 5, sizeof(cl_uint), &width_arg));
-    size_t local = 128, global = sample_round_up(rows, local);
-    for (unsigned it = 0; it < args.iterations; it++)
-        CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+    sample_set_args(kernel, 0, 6, sizeof(cl_mem), &dvals, sizeof(cl_mem), &dcols, sizeof(cl_mem), &dx,
+                    sizeof(cl_mem), &dy, sizeof(cl_ulong), &rows_arg, sizeof(cl_uint), &width_arg);
+    sample_launch_1d(queue, kernel, rows, 128, args.iterations);
     CL_CHECK(clEnqueueReadBuffer(queue, dy, CL_TRUE, 0, rows * sizeof(float), y, 0, NULL, NULL));
     double seconds = sample_now() - t0;
 

@@ -114,6 +114,32 @@ static void print_usage(const char *prog, const char *summary, const struct samp
            "Prints PASS/FAIL, the time and 'hash: <FNV-1a of the output>'; exit 0 PASS, 1 FAIL, 2 error.\n");
 }
 
+void sample_parse_count(int argc, char **argv, const char *summary, struct sample_args *args, size_t *n,
+                        const char *what)
+{
+    const struct sample_size_flag flags[] = {{"--size", "-n", n, what}};
+    sample_parse_args(argc, argv, summary, args, flags, 1, false);
+}
+
+void sample_set_args(cl_kernel kernel, cl_uint first, cl_uint n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (cl_uint i = 0; i < n; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *value = va_arg(ap, const void *);
+        CL_CHECK(clSetKernelArg(kernel, first + i, size, value));
+    }
+    va_end(ap);
+}
+
+void sample_launch_1d(cl_command_queue queue, cl_kernel kernel, size_t n, size_t local, unsigned iterations)
+{
+    size_t global = sample_round_up(n, local);
+    for (unsigned it = 0; it < iterations; it++)
+        CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+}
+
 void sample_parse_args(int argc, char **argv, const char *summary, struct sample_args *a,
                        const struct sample_size_flag *flags, size_t nflags,
                        bool offers_partitioned)

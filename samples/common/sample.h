@@ -45,6 +45,10 @@ void sample_parse_args(int argc, char **argv, const char *summary, struct sample
                        const struct sample_size_flag *flags, size_t nflags,
                        bool offers_partitioned);
 
+/* sample_parse_args for a sample whose one size is a count: --size/-n N (`what` N counts). */
+void sample_parse_count(int argc, char **argv, const char *summary, struct sample_args *args, size_t *n,
+                        const char *what);
+
 /* Choose the platform and device named by args and print "platform: <name>" and
  * "device: <name>". Exits 2 when there is no such platform or device. */
 void sample_select_device(const struct sample_args *args, cl_platform_id *platform,
@@ -56,6 +60,13 @@ const char *sample_cl_error_name(cl_int err);
 void sample_check_cl(cl_int err, const char *what, const char *file, int line);
 #define CL_CHECK(call) sample_check_cl((call), #call, __FILE__, __LINE__)
 #define CL_CHECK_ERR(err, what) sample_check_cl((err), (what), __FILE__, __LINE__)
+
+/* clSetKernelArg for arguments first .. first + n - 1 from n (size_t size, const void *value)
+ * pairs; exits 2 as CL_CHECK does on an error. */
+void sample_set_args(cl_kernel kernel, cl_uint first, cl_uint n, ...);
+
+/* Enqueues kernel over n work-items, rounded up to work-groups of `local`, `iterations` times. */
+void sample_launch_1d(cl_command_queue queue, cl_kernel kernel, size_t n, size_t local, unsigned iterations);
 
 /* clCreateProgramWithSource + clBuildProgram; on a build error print the log and exit 2. */
 cl_program sample_build_program(cl_context context, cl_device_id device, const char *source,

@@ -19,10 +19,7 @@ int main(int argc, char **argv)
 {
     size_t n = 1 << 20;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {
-        {"--size", "-n", &n, "number of floats per vector"},
-    };
-    sample_parse_args(argc, argv, "c = a + b over float vectors", &args, flags, 1, false);
+    sample_parse_count(argc, argv, "c = a + b over float vectors", &args, &n, "number of floats per vector");
     printf("vecadd: n=%zu (%.3f GiB total)\n", n, 3.0 * (double)n * sizeof(float) / (1u << 30));
     sample_report_data(3.0 * (double)n * sizeof(float));
 
@@ -52,13 +49,9 @@ int main(int argc, char **argv)
     CL_CHECK(clEnqueueWriteBuffer(queue, da, CL_FALSE, 0, bytes, a, 0, NULL, NULL));
     CL_CHECK(clEnqueueWriteBuffer(queue, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
     cl_ulong n_arg = n;
-    CL_CHECK(clSetKernelArg(kernel, 0, sizeof(cl_mem), &da));
-    CL_CHECK(clSetKernelArg(kernel, 1, sizeof(cl_mem), &db));
-    CL_CHECK(clSetKernelArg(kernel, 2, sizeof(cl_mem), &dc));
-    CL_CHECK(clSetKernelArg(kernel, 3, sizeof(cl_ulong), &n_arg));
-    size_t local = 256, global = sample_round_up(n, local);
-    for (unsigned it = 0; it < args.iterations; it++)
-        CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+    sample_set_args(kernel, 0, 4, sizeof(cl_mem), &da, sizeof(cl_mem), &db, sizeof(cl_mem), &dc, sizeof(cl_ulong),
+                    &n_arg);
+    sample_launch_1d(queue, kernel, n, 256, args.iterations);
     CL_CHECK(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
     double seconds = sample_now() - t0;
 

@@ -46,15 +46,6 @@ static cl_mem make(struct clenv *e, cl_mem_flags flags, size_t bytes, const void
     return m;
 }
 
-static void read_into(struct clenv *e, cl_mem m, size_t off, size_t bytes, struct blob *out)
-{
-    void *p = malloc(bytes);
-    memset(p, 0xa5, bytes);
-    CL_OK(clEnqueueReadBuffer(e->q, m, CL_TRUE, off, bytes, p, 0, NULL, NULL));
-    blob_add(out, p, bytes);
-    free(p);
-}
-
 /* A buffer's contents through a plain buffer (copy, then read): for buffers the host may not read. */
 static void copy_out(struct clenv *e, cl_mem from, size_t off, size_t bytes, struct blob *out)
 {
@@ -62,7 +53,7 @@ static void copy_out(struct clenv *e, cl_mem from, size_t off, size_t bytes, str
     static const uint32_t poison = 0xdeadbeefu;
     CL_OK(clEnqueueFillBuffer(e->q, tmp, &poison, 4, 0, bytes, 0, NULL, NULL));
     CL_OK(clEnqueueCopyBuffer(e->q, from, tmp, off, 0, bytes, 0, NULL, NULL));
-    read_into(e, tmp, 0, bytes, out);
+    twin_read(e, tmp, 0, bytes, out);
     clReleaseMemObject(tmp);
 }
 
@@ -135,22 +126,22 @@ static void case_flags(struct clenv *e, struct blob *out)
     setup(e, &b);
     launch(e, b.write5, 6, (cl_mem[]){b.ro, b.hna, b.hwo, b.hro, b.sub, b.in});
     copy_out(e, b.ro, 0, BYTES, out);          /* the case: copy, then read both */
-    read_into(e, b.ro, 0, BYTES, out);
+    twin_read(e, b.ro, 0, BYTES, out);
     copy_out(e, b.hna, 4, BYTES - 12, out);     /* odd offsets and sizes */
     copy_out(e, b.hwo, 0, BYTES, out);
     map_into(e, b.hro, 100, BYTES - 100, out);
-    read_into(e, b.par, 0, BYTES + SUB_ORIGIN + 4096, out); /* the sub-buffer's writes in its parent */
+    twin_read(e, b.par, 0, BYTES + SUB_ORIGIN + 4096, out); /* the sub-buffer's writes in its parent */
     /* A rect copy of the HOST_NO_ACCESS buffer (rows of 1000 bytes at a pitch of 1204). */
     cl_mem rect = make(e, CL_MEM_READ_WRITE, BYTES, NULL);
     size_t so[3] = {8, 3, 0}, dst[3] = {0, 0, 0}, reg[3] = {1000, 900, 1};
     CL_OK(clEnqueueCopyBufferRect(e->q, b.hna, rect, so, dst, reg, 1204, 0, 1000, 0, 0, NULL, NULL));
-    read_into(e, rect, 0, 1000 * 900, out);
+    twin_read(e, rect, 0, 1000 * 900, out);
     clReleaseMemObject(rect);
     /* The written data on the device again: another kernel reads every flagged buffer. */
     launch(e, b.mix, 5, (cl_mem[]){b.out, b.ro, b.hna, b.hwo, b.sub});
-    read_into(e, b.out, 0, BYTES, out);
+    twin_read(e, b.out, 0, BYTES, out);
     launch(e, b.mix, 5, (cl_mem[]){b.out, b.hro, b.sub, b.ro, b.hna});
-    read_into(e, b.out, 0, BYTES, out);
+    twin_read(e, b.out, 0, BYTES, out);
     teardown(&b);
 }
 
@@ -164,13 +155,13 @@ static void case_flags_repeat(struct clenv *e, struct blob *out)
         launch(e, b.bump, 1, &b.hna);
         launch(e, b.bump, 1, &b.sub);
         copy_out(e, b.hna, 0, BYTES, out);
-        read_into(e, b.ro, 4 * round, BYTES - 8 * round, out);
+        twin_read(e, b.ro, 4 * round, BYTES - 8 * round, out);
         uint32_t v[3] = {1u + round, 2u, 3u};
         CL_OK(clEnqueueWriteBuffer(e->q, b.sub, CL_TRUE, 4096 * round + 4, sizeof v, v, 0, NULL, NULL));
     }
     launch(e, b.mix, 5, (cl_mem[]){b.out, b.ro, b.hna, b.sub, b.ro});
-    read_into(e, b.out, 0, BYTES, out);
-    read_into(e, b.par, 0, BYTES + SUB_ORIGIN + 4096, out);
+    twin_read(e, b.out, 0, BYTES, out);
+    twin_read(e, b.par, 0, BYTES + SUB_ORIGIN + 4096, out);
     teardown(&b);
 }
 
@@ -181,9 +172,7 @@ static const struct twin_case cases[] = {
 
 /* Data: 8 buffers of 1.2 MB (about 9.6 MB); the partitioned budgets hold a tenth of it. */
 static const struct twin_config configs[] = {
-    {"direct", {NULL}, "direct"},
-    {"paged", {"VAST_FORCE_PAGED=1", "VAST_PAGE_SIZE=4K"}, "paged"},
-    {"part.4K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=4K"}, "partitioned"},
+    TWIN_CONFIGS_DIRECT_PAGED_PART4K,
     {"part.64K", {"VAST_DEVICE_MEMORY=2M", "VAST_PAGE_SIZE=64K"}, "partitioned"},
 };
 

@@ -106,6 +106,16 @@ struct setup {
     cl_kernel bump;
 };
 
+/* One launch of the kernel that dirties the whole buffer. */
+static void bump(struct clenv *e, struct setup *s)
+{
+    cl_uint n = N;
+    CL_OK(clSetKernelArg(s->bump, 0, sizeof(cl_mem), &s->buf));
+    CL_OK(clSetKernelArg(s->bump, 1, sizeof n, &n));
+    size_t local = 64, global = (N + local - 1) / local * local;
+    CL_OK(clEnqueueNDRangeKernel(e->q, s->bump, 1, NULL, &global, &local, 0, NULL, NULL));
+}
+
 /* The buffer of random bytes, dirtied on the device by a kernel (resident and dirty, or
  * written back and evicted under small budgets). */
 static void setup(struct clenv *e, struct setup *s, uint64_t seed)
@@ -118,15 +128,7 @@ static void setup(struct clenv *e, struct setup *s, uint64_t seed)
     s->prog = clenv_build(e, src, NULL);
     s->bump = clCreateKernel(s->prog, "bump", &err);
     CL_OK(err);
-}
-
-static void bump(struct clenv *e, struct setup *s)
-{
-    cl_uint n = N;
-    CL_OK(clSetKernelArg(s->bump, 0, sizeof(cl_mem), &s->buf));
-    CL_OK(clSetKernelArg(s->bump, 1, sizeof n, &n));
-    size_t local = 64, global = (N + local - 1) / local * local;
-    CL_OK(clEnqueueNDRangeKernel(e->q, s->bump, 1, NULL, &global, &local, 0, NULL, NULL));
+    bump(e, s);
 }
 
 static void teardown(struct setup *s)
@@ -149,7 +151,6 @@ static void case_to_image(struct clenv *e, struct blob *out)
 {
     struct setup s;
     setup(e, &s, 0x71u);
-    bump(e, &s);
     for (size_t i = 0; i < NSPECS; i++) {
         const struct img_spec *sp = &specs[i];
         cl_mem img = img_make(e, sp, NULL);
@@ -173,7 +174,6 @@ static void case_from_image(struct clenv *e, struct blob *out)
 {
     struct setup s;
     setup(e, &s, 0x72u);
-    bump(e, &s);
     for (size_t i = 0; i < NSPECS; i++) {
         const struct img_spec *sp = &specs[i];
         uint32_t *pix = twin_random_u32(img_bytes(sp) / 4 + 1, 0x100u + i);
@@ -203,7 +203,6 @@ static void case_events(struct clenv *e, struct blob *out)
 {
     struct setup s;
     setup(e, &s, 0x73u);
-    bump(e, &s);
     cl_int err;
     cl_command_queue pq = clCreateCommandQueue(e->ctx, e->device, CL_QUEUE_PROFILING_ENABLE, &err);
     CL_OK(err);
@@ -477,7 +476,6 @@ static void case_image_buffer(struct clenv *e, struct blob *out)
 {
     struct setup s;
     setup(e, &s, 0x75u);
-    bump(e, &s);
     cl_int err;
     cl_image_format f = {CL_RGBA, CL_UNSIGNED_INT8};
     size_t w1 = N / 4 - 3; /* a 1D image buffer over (almost) all of it */
@@ -553,9 +551,7 @@ static const struct twin_case cases[] = {
 
 /* One 3 MB buffer: the partitioned budgets hold a third of it or less. */
 static const struct twin_config configs[] = {
-    {"direct", {NULL}, "direct"},
-    {"paged", {"VAST_FORCE_PAGED=1", "VAST_PAGE_SIZE=4K"}, "paged"},
-    {"part.4K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=4K"}, "partitioned"},
+    TWIN_CONFIGS_DIRECT_PAGED_PART4K,
     {"part.64K", {"VAST_DEVICE_MEMORY=1M", "VAST_PAGE_SIZE=64K"}, NULL},
 };
 

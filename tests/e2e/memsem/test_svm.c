@@ -65,15 +65,6 @@ static void svm_write(struct clenv *e, void *p, const void *from, size_t bytes)
     CL_OK(clEnqueueSVMUnmap(e->q, p, 0, NULL, NULL));
 }
 
-static void read_into(struct clenv *e, cl_mem m, size_t off, size_t bytes, struct blob *out)
-{
-    void *p = malloc(bytes);
-    memset(p, 0xa5, bytes);
-    CL_OK(clEnqueueReadBuffer(e->q, m, CL_TRUE, off, bytes, p, 0, NULL, NULL));
-    blob_add(out, p, bytes);
-    free(p);
-}
-
 static void *svm_alloc(struct clenv *e, size_t bytes)
 {
     void *p = clSVMAlloc(e->ctx, CL_MEM_READ_WRITE, bytes, 64);
@@ -102,7 +93,7 @@ static void case_svm_args(struct clenv *e, struct blob *out)
     run1(e, twice, N);
     CL_OK(clFinish(e->q));
     svm_read(e, svm, BYTES, out);
-    read_into(e, buf, 0, BYTES, out);
+    twin_read(e, buf, 0, BYTES, out);
     /* An SVM pointer into the middle of an allocation (out[-1] is written too) beside a buffer. */
     uint32_t *dst = svm_alloc(e, BYTES + 4096);
     CL_OK(clEnqueueSVMMemFill(e->q, dst, &(uint32_t){0xdeadbeefu}, 4, BYTES + 4096, 0, NULL, NULL));
@@ -118,7 +109,7 @@ static void case_svm_args(struct clenv *e, struct blob *out)
     CL_OK(clSetKernelArg(scatter, 2, sizeof m, &m));
     size_t local = 64, off = 64, global = (m - 64) / 64 * 64; /* out[-1] stays inside the buffer */
     CL_OK(clEnqueueNDRangeKernel(e->q, scatter, 1, &off, &global, &local, 0, NULL, NULL));
-    read_into(e, buf, 0, BYTES, out);
+    twin_read(e, buf, 0, BYTES, out);
     CL_OK(clFinish(e->q));
     clSVMFree(e->ctx, svm);
     clSVMFree(e->ctx, dst);
@@ -157,8 +148,8 @@ static void case_svm_buffer(struct clenv *e, struct blob *out)
     CL_OK(clEnqueueSVMMemFill(e->q, svm + 2048, &(uint64_t){0x1111222233334444ull}, 8, 8192, 0, NULL, NULL));
     CL_OK(clSetKernelArgSVMPointer(twice, 0, svm + 1024));
     run1(e, twice, N);
-    read_into(e, part, 0, BYTES, out);
-    read_into(e, whole, 0, BYTES + 8192, out);
+    twin_read(e, part, 0, BYTES, out);
+    twin_read(e, whole, 0, BYTES + 8192, out);
     /* Buffers made from SVM memory mixed with a plain buffer in one launch, and copies. */
     cl_mem plain = clenv_buffer(e, BYTES, init);
     CL_OK(clSetKernelArg(scatter, 0, sizeof plain, &plain));
@@ -170,7 +161,7 @@ static void case_svm_buffer(struct clenv *e, struct blob *out)
     CL_OK(clEnqueueCopyBuffer(e->q, plain, part, 40, 1000, 4000, 0, NULL, NULL));
     CL_OK(clSetKernelArg(twice, 0, sizeof whole, &whole));
     run1(e, twice, N);
-    read_into(e, plain, 0, BYTES, out);
+    twin_read(e, plain, 0, BYTES, out);
     /* A buffer map of it: host stores through the map land in the SVM memory. */
     uint32_t *mp = clEnqueueMapBuffer(e->q, part, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 400, 4000, 0, NULL, NULL, &err);
     CL_OK(err);
@@ -280,7 +271,7 @@ static void case_svm_refused(struct clenv *e, struct blob *out)
         err = clEnqueueNDRangeKernel(e->q, scatter, 1, &off, &global, &local, 0, NULL, NULL);
     printf("  svm_refused on %s: enqueue %s\n", e->name, cl_status_name(err));
     blob_add(out, &err, sizeof err);
-    read_into(e, buf, 0, bytes, out);
+    twin_read(e, buf, 0, bytes, out);
     CL_OK(clFinish(e->q));
     clSVMFree(e->ctx, svm);
     clReleaseMemObject(buf);

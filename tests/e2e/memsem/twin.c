@@ -16,6 +16,15 @@ void blob_add(struct blob *b, const void *p, size_t n)
     b->n += n;
 }
 
+void twin_read(struct clenv *e, cl_mem m, size_t off, size_t bytes, struct blob *out)
+{
+    void *p = malloc(bytes);
+    memset(p, 0xa5, bytes); /* poisoned: bytes the read leaves alone cannot pass */
+    CL_OK(clEnqueueReadBuffer(e->q, m, CL_TRUE, off, bytes, p, 0, NULL, NULL));
+    blob_add(out, p, bytes);
+    free(p);
+}
+
 uint32_t *twin_random_u32(size_t n, uint64_t seed)
 {
     uint32_t *v = malloc(n * sizeof *v);
@@ -37,31 +46,12 @@ static int child(const struct twin_case *c, int flip)
     clenv_close(&vast);
     if (flip && got.n > 0)
         got.p[got.n / 2] ^= 1;
-    if (want.n != got.n)
-        return printf("  %s: VAST read back %zu bytes, PoCL %zu\n", c->name, got.n, want.n), 1;
-    size_t d = harness_first_diff(want.p, got.p, want.n);
-    if (d != (size_t)-1) {
-        size_t bad = 0;
-        for (size_t i = 0; i < want.n; i++)
-            bad += want.p[i] != got.p[i];
-        return printf("  %s: differs at byte %zu of %zu (%zu bytes differ): PoCL 0x%02x, VAST 0x%02x\n", c->name, d,
-                      want.n, bad, want.p[d], got.p[d]),
-               1;
-    }
-    printf("  %s: %zu bytes equal\n", c->name, want.n);
+    int bad = harness_compare_bytes(c->name, want.p, want.n, got.p, got.n);
+    if (!bad)
+        printf("  %s: %zu bytes equal\n", c->name, want.n);
     free(want.p);
     free(got.p);
-    return 0;
-}
-
-static bool listed(const char *list, const char *name)
-{
-    if (list == NULL)
-        return true;
-    char l[512], k[128];
-    snprintf(l, sizeof l, ",%s,", list);
-    snprintf(k, sizeof k, ",%s,", name);
-    return strstr(l, k) != NULL;
+    return bad;
 }
 
 /* True when a "vast: stats:" line carries mode=<mode>. */
@@ -83,15 +73,16 @@ static bool shows_mode(const char *out, const char *mode)
 int twin_main(int argc, char **argv, const struct twin_case *cases, size_t ncases, const struct twin_config *configs,
               size_t nconfigs)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 4 && !strcmp(argv[1], "--child")) {
+    const char *name;
+    int flip;
+    if (harness_child_args(argc, argv, false, &name, NULL, &flip)) {
         for (size_t i = 0; i < ncases; i++)
-            if (!strcmp(cases[i].name, argv[2]))
-                return child(&cases[i], atoi(argv[3]));
-        return fprintf(stderr, "unknown case %s\n", argv[2]), 2;
+            if (!strcmp(cases[i].name, name))
+                return child(&cases[i], flip);
+        return harness_unknown(name);
     }
     const char *only = NULL, *only_config = NULL;
-    int flip = 0;
+    flip = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--case") && i + 1 < argc)
             only = argv[++i];
@@ -107,11 +98,11 @@ int twin_main(int argc, char **argv, const struct twin_case *cases, size_t ncase
         return fprintf(stderr, "MEMSEM_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
     char e_icd[1024];
     snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-    int run = 0, passed = 0;
+    struct harness_parent hp = {.argv0 = argv[0], .vendors = vendors, .verbose = "MEMSEM_VERBOSE", .flip = flip};
     for (size_t i = 0; i < ncases; i++) {
-        for (size_t k = 0; k < nconfigs && listed(only, cases[i].name); k++) {
+        for (size_t k = 0; k < nconfigs && harness_selected(only, cases[i].name); k++) {
             const struct twin_config *cf = &configs[k];
-            if (!listed(only_config, cf->name))
+            if (!harness_selected(only_config, cf->name))
                 continue;
             const char *env[12] = {e_icd, "VAST_STATS=1", "VAST_LOG=info"};
             size_t ne = 3;
@@ -123,21 +114,10 @@ int twin_main(int argc, char **argv, const struct twin_case *cases, size_t ncase
             if (harness_spawn(args, env, 300, &r) != 0)
                 return perror("spawn"), 2;
             char why[256] = "";
-            if (r.status != 0)
-                snprintf(why, sizeof why, "child exit status %d%s", r.status,
-                         r.status == 124 ? " (timeout)" : r.status > 128 ? " (crashed)" : "");
-            else if (cf->mode != NULL && !shows_mode(r.out, cf->mode))
+            if (cf->mode != NULL && !shows_mode(r.out, cf->mode))
                 snprintf(why, sizeof why, "no VAST_STATS line with mode=%s", cf->mode);
-            int ok = flip ? r.status == 1 && strstr(r.out, "differs at byte") != NULL : why[0] == '\0';
-            printf("%s %-22s %-14s%s%s\n", ok ? "ok  " : "FAIL", cases[i].name, cf->name,
-                   flip || why[0] ? ": " : "", flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-            if (!ok || getenv("MEMSEM_VERBOSE"))
-                harness_dump(r.out);
-            run++;
-            passed += ok;
-            free(r.out);
+            harness_verdict(&hp, &r, why, "%-22s %-14s", cases[i].name, cf->name);
         }
     }
-    printf("%d/%d runs as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    return harness_summary(&hp, "runs");
 }

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -399,17 +400,20 @@ void job_free(const struct job *j, unsigned char **out)
 
 int harness_options(int argc, char **argv, struct harness_opts *o)
 {
-    bool takes_pages = o->pages != NULL;
+    bool takes_pages = o->pages != NULL, takes_fractions = o->fractions != NULL;
     for (int i = 1; i < argc; i++) {
         if (takes_pages && !strcmp(argv[i], "--pages") && i + 1 < argc)
             o->pages = argv[++i];
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+        else if (takes_fractions && !strcmp(argv[i], "--fractions") && i + 1 < argc)
+            o->fractions = argv[++i];
+        else if ((!strcmp(argv[i], "--only") || !strcmp(argv[i], "--case")) && i + 1 < argc)
             o->only = argv[++i];
         else if (!strcmp(argv[i], "--flip"))
             o->flip = 1;
         else
-            return fprintf(stderr, "usage: %s %s[--only NAME[,NAME]] [--flip]\n", argv[0],
-                           takes_pages ? "[--pages 4K,64K] " : ""), 2;
+            return fprintf(stderr, "usage: %s %s%s[--only NAME[,NAME]] [--flip]\n", argv[0],
+                           takes_pages ? "[--pages 4K,64K] " : "", takes_fractions ? "[--fractions 2,4,16] " : ""),
+                   2;
     }
     o->vendors = getenv("PARTITION_ICD_DIR");
     if (o->vendors == NULL)
@@ -421,8 +425,257 @@ bool harness_selected(const char *only, const char *name)
 {
     if (only == NULL)
         return true;
-    char list[256], key[64];
+    char list[512], key[128];
     snprintf(list, sizeof list, ",%s,", only);
     snprintf(key, sizeof key, ",%s,", name);
     return strstr(list, key) != NULL;
+}
+
+size_t harness_sizes(const char *list, size_t *out, size_t max)
+{
+    char copy[256];
+    size_t n = 0;
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *save, *p = strtok_r(copy, ",", &save); p != NULL && n < max; p = strtok_r(NULL, ",", &save))
+        out[n++] = harness_parse_size(p);
+    return n;
+}
+
+int harness_run_child(const struct harness_parent *p, const struct harness_run *run, struct child_result *r)
+{
+    char e_mem[64], e_page[64], e_forced[32], e_icd[1024], flipped[2] = {(char)('0' + p->flip), 0};
+    snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", run->budget);
+    snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", run->page);
+    snprintf(e_forced, sizeof e_forced, "VAST_FORCE_PAGED=%d", run->forced);
+    snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", p->vendors);
+    const char *env[] = {e_mem, e_page, e_forced, e_icd, "VAST_STATS=1", run->quiet ? NULL : "VAST_LOG=info", NULL};
+    char *args[] = {(char *)p->argv0, "--child", (char *)run->name, run->arg[0] ? (char *)run->arg : flipped,
+                    run->arg[0] ? flipped : NULL, NULL};
+    if (harness_spawn(args, env, run->timeout_s ? run->timeout_s : 300, r) != 0)
+        return perror("spawn"), -1;
+    return 0;
+}
+
+int harness_verdict(struct harness_parent *p, struct child_result *r, const char *why, const char *fmt, ...)
+{
+    char exit_why[64], what[512];
+    if (r->status != 0) {
+        snprintf(exit_why, sizeof exit_why, "child exit status %d%s", r->status,
+                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
+        why = exit_why;
+    }
+    /* A refusal that HX_RUNS_OR_REFUSED allows compares nothing: nothing to flip. */
+    bool refused = strstr(r->out, ": refused\n") != NULL;
+    bool caught = r->status != 0 && strstr(r->out, "differs at byte") != NULL;
+    int ok = p->flip ? refused || caught : why[0] == '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *flipped = caught ? "flipped byte detected"
+                          : ok   ? "refused, nothing compared"
+                                 : "flipped byte NOT detected";
+    printf("%s %s%s%s\n", ok ? "ok  " : "FAIL", what, p->flip || why[0] ? ": " : "", p->flip ? flipped : why);
+    if (!ok || getenv(p->verbose ? p->verbose : "PARTITION_VERBOSE"))
+        harness_dump(r->out);
+    free(r->out);
+    r->out = NULL;
+    p->run++;
+    p->passed += ok;
+    return ok;
+}
+
+int harness_summary(const struct harness_parent *p, const char *noun)
+{
+    printf("%d/%d %s as expected\n", p->passed, p->run, noun);
+    return p->run > 0 && p->passed == p->run ? 0 : 1;
+}
+
+bool harness_child_args(int argc, char **argv, bool with_arg, const char **name, const char **arg, int *flip)
+{
+    if (argc != (with_arg ? 5 : 4) || strcmp(argv[1], "--child") != 0)
+        return false;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    *name = argv[2];
+    if (with_arg)
+        *arg = argv[3];
+    *flip = atoi(argv[argc - 1]);
+    return true;
+}
+
+int harness_unknown(const char *name)
+{
+    fprintf(stderr, "unknown case %s\n", name);
+    return 2;
+}
+
+/* Case i of the table; its first member is its name (const char *). */
+static const void *case_at(const struct harness_prog *prog, size_t i)
+{
+    return (const char *)prog->cases + i * prog->case_size;
+}
+
+/* The child of a case that is one job. */
+static int child_twin(const struct harness_prog *prog, const void *c, const char *arg, int flip)
+{
+    struct harness_twin tw;
+    memset(&tw, 0, sizeof tw);
+    prog->make(c, arg, &tw);
+    int rc = harness_twin_job(*(const char *const *)c, &tw.job, tw.expect, flip, tw.check);
+    job_free_inputs(&tw.job);
+    return rc;
+}
+
+/* Every run of one case, each in its own child, judged. -1 when a child could not be started. */
+static int parent_case(struct harness_parent *hp, const struct harness_prog *prog, const void *c,
+                       const struct harness_opts *o)
+{
+    struct harness_run runs[64];
+    memset(runs, 0, sizeof runs);
+    int n = prog->runs(c, o, runs, sizeof runs / sizeof runs[0]);
+    if (n < 0)
+        hp->run++;
+    for (int i = 0; i < n; i++) {
+        char why[512] = "", what[512] = "";
+        struct child_result r;
+        if (harness_run_child(hp, &runs[i], &r) != 0)
+            return -1;
+        prog->judge(c, &runs[i], r.out, why, sizeof why, what, sizeof what);
+        harness_verdict(hp, &r, why, "%s", what);
+    }
+    return 0;
+}
+
+int harness_main(int argc, char **argv, const struct harness_prog *prog)
+{
+    const char *name, *arg = NULL;
+    int flip;
+    if (harness_child_args(argc, argv, prog->child_arg, &name, &arg, &flip)) {
+        for (size_t i = 0; i < prog->ncases; i++) {
+            const void *c = case_at(prog, i);
+            if (!strcmp(*(const char *const *)c, name))
+                return prog->make ? child_twin(prog, c, arg, flip) : prog->child(c, arg, flip);
+        }
+        return harness_unknown(name);
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct harness_opts opt = prog->opts;
+    if (harness_options(argc, argv, &opt) != 0)
+        return 2;
+    struct harness_parent hp = {.argv0 = argv[0], .vendors = opt.vendors, .flip = opt.flip};
+    for (size_t i = 0; i < prog->ncases; i++)
+        if (harness_selected(opt.only, *(const char *const *)case_at(prog, i)) &&
+            parent_case(&hp, prog, case_at(prog, i), &opt) != 0)
+            return 2;
+    return harness_summary(&hp, prog->noun);
+}
+
+int harness_compare_bytes(const char *name, const unsigned char *want, size_t nwant, const unsigned char *got,
+                          size_t ngot)
+{
+    if (nwant != ngot)
+        return printf("  %s: VAST read back %zu bytes, PoCL %zu\n", name, ngot, nwant), 1;
+    size_t d = harness_first_diff(want, got, nwant);
+    if (d == (size_t)-1)
+        return 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < nwant; i++)
+        bad += want[i] != got[i];
+    printf("  %s: differs at byte %zu of %zu (%zu bytes differ): PoCL 0x%02x, VAST 0x%02x\n", name, d, nwant, bad,
+           want[d], got[d]);
+    return 1;
+}
+
+void *harness_rnd_u32(uint64_t *seed, size_t n, uint32_t mod)
+{
+    uint32_t *v = malloc(n * 4 + 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = mod ? (uint32_t)(harness_rand(seed) % mod) : (uint32_t)harness_rand(seed);
+    return v;
+}
+
+void *harness_rnd_f32(uint64_t *seed, size_t n)
+{
+    float *v = malloc(n * 4 + 4);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)((double)(harness_rand(seed) >> 40) / (double)(1 << 23) - 1.0);
+    return v;
+}
+
+void *harness_poison(size_t bytes)
+{
+    void *v = malloc(bytes);
+    memset(v, 0xA5, bytes);
+    return v;
+}
+
+size_t job_ws(const struct job *j)
+{
+    size_t ws = 0;
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF)
+            ws += j->args[a].bytes;
+    return ws;
+}
+
+void job_free_inputs(struct job *j)
+{
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF)
+            free((void *)j->args[a].data), j->args[a].data = NULL;
+}
+
+/* Flips one byte in the middle of VAST's largest buffer: the comparison must then fail. */
+static void flip_largest(const struct job *j, unsigned char **got)
+{
+    unsigned big = 0;
+    for (unsigned a = 0; a < j->nargs; a++)
+        if (j->args[a].kind == JA_BUF && j->args[a].bytes > j->args[big].bytes)
+            big = a;
+    got[big][j->args[big].bytes / 2] ^= 0x01;
+}
+
+/* VAST's launch status and buffers against what `expect` asks and PoCL's buffers. */
+static int judge_vast(const char *name, const struct job *j, enum harness_expect expect, cl_int err,
+                      unsigned char **want, unsigned char **got)
+{
+    if (err == CL_OUT_OF_RESOURCES && expect == HX_RUNS_OR_REFUSED) {
+        printf("  %s: refused\n", name);
+        return job_untouched(j, got);
+    }
+    if (expect == HX_REFUSED) {
+        int bad = 0;
+        if (err != CL_OUT_OF_RESOURCES)
+            bad = printf("  %s: expected CL_OUT_OF_RESOURCES from VAST, got %s\n", name, cl_status_name(err));
+        return bad | job_untouched(j, got);
+    }
+    if (err != CL_SUCCESS)
+        return printf("  %s: VAST failed: %s\n", name, cl_status_name(err)), 1;
+    return job_compare(j, want, got, "VAST vs PoCL");
+}
+
+int harness_twin_job(const char *name, const struct job *j, enum harness_expect expect, int flip,
+                     int (*check)(const struct job *j, unsigned char **out))
+{
+    struct clenv pocl, vast;
+    clenv_open(&pocl, "Portable");
+    clenv_open(&vast, "VAST");
+    unsigned char *want[12] = {0}, *got[12] = {0};
+    if (expect != HX_REFUSED) {
+        cl_int err = job_run(&pocl, j, want);
+        if (err != CL_SUCCESS)
+            return printf("  %s: PoCL itself failed: %s\n", name, cl_status_name(err)), 3;
+    }
+    cl_int err = job_run(&vast, j, got);
+    printf("  %s: VAST launch: %s\n", name, cl_status_name(err));
+    if (flip && err == CL_SUCCESS && expect != HX_REFUSED)
+        flip_largest(j, got);
+    int bad = judge_vast(name, j, expect, err, want, got);
+    if (!bad && err == CL_SUCCESS && check != NULL)
+        bad = check(j, got);
+    job_free(j, want);
+    job_free(j, got);
+    clenv_close(&pocl);
+    clenv_close(&vast);
+    return bad ? 1 : 0;
 }

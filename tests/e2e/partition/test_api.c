@@ -70,26 +70,9 @@ static const char *const reason_wg[] = {"work-group", "work group", "workgroup",
 static const char *const reason_async[] = {"async_work_group_copy", "cannot be paged", "translat", NULL};
 
 static uint64_t seed;
-static void *rnd_u32(size_t n, uint32_t mod)
-{
-    uint32_t *v = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = mod ? (uint32_t)(harness_rand(&seed) % mod) : (uint32_t)harness_rand(&seed);
-    return v;
-}
-static void *rnd_f32(size_t n)
-{
-    float *v = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)((double)(harness_rand(&seed) >> 40) / (double)(1 << 23) - 1.0);
-    return v;
-}
-static void *poison(size_t bytes)
-{
-    void *v = malloc(bytes);
-    memset(v, 0xA5, bytes);
-    return v;
-}
+static void *rnd_u32(size_t n, uint32_t mod) { return harness_rnd_u32(&seed, n, mod); }
+static void *rnd_f32(size_t n) { return harness_rnd_f32(&seed, n); }
+static void *poison(size_t bytes) { return harness_poison(bytes); }
 static void *perm(size_t n)
 {
     uint32_t *v = malloc(n * 4);
@@ -104,8 +87,6 @@ static void *perm(size_t n)
 }
 static size_t up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-#define BUF(n, p) ((struct jarg){JA_BUF, (n), (p)})
-#define SCAL(v) ((struct jarg){JA_SCALAR, sizeof(v), &(v)})
 
 /* ---- stencils ---- */
 static const cl_uint s2w = 1001, s2h = 777;
@@ -455,150 +436,69 @@ static const struct api_test tests[] = {
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
-static size_t job_ws(const struct job *j)
+/* The test's job, seeded as in every run; VAST must run it or refuse it. */
+static void make(const void *c, const char *arg, struct harness_twin *tw)
 {
-    size_t ws = 0;
-    for (unsigned a = 0; a < j->nargs; a++)
-        if (j->args[a].kind == JA_BUF)
-            ws += j->args[a].bytes;
-    return ws;
-}
-
-static void job_release_inputs(struct job *j)
-{
-    for (unsigned a = 0; a < j->nargs; a++)
-        if (j->args[a].kind == JA_BUF)
-            free((void *)j->args[a].data);
-}
-
-/* The child: the test on PoCL and on VAST. Exit 0 when VAST did what was expected. */
-static int child(const struct api_test *t, int flip)
-{
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    struct job j;
+    const struct api_test *t = c;
+    (void)arg;
     seed = 0x9e3779b97f4a7c15ull;
-    t->make(&j);
-    struct clenv pocl, vast;
-    clenv_open(&pocl, "Portable");
-    clenv_open(&vast, "VAST");
-    unsigned char *want[10] = {0}, *got[10] = {0};
-    int bad = 0;
-    if (t->expect != REFUSED) {
-        cl_int err = job_run(&pocl, &j, want);
-        if (err != CL_SUCCESS)
-            return printf("  %s: PoCL itself failed: %s\n", t->name, cl_status_name(err)), 3;
-    }
-    cl_int err = job_run(&vast, &j, got);
-    printf("  %s: VAST launch: %s\n", t->name, cl_status_name(err));
-    if (t->expect == REFUSED) {
-        if (err != CL_OUT_OF_RESOURCES)
-            bad = printf("  %s: expected CL_OUT_OF_RESOURCES from VAST, got %s\n", t->name, cl_status_name(err));
-        bad |= job_untouched(&j, got);
-    } else if (err != CL_SUCCESS) {
-        bad = printf("  %s: VAST failed: %s\n", t->name, cl_status_name(err));
-    } else {
-        if (flip) { /* the comparison must be able to fail */
-            unsigned big = 0;
-            for (unsigned a = 0; a < j.nargs; a++)
-                if (j.args[a].kind == JA_BUF && j.args[a].bytes > j.args[big].bytes)
-                    big = a;
-            got[big][j.args[big].bytes / 2] ^= 0x01;
-        }
-        bad = job_compare(&j, want, got, "VAST vs PoCL");
-        if (!bad && t->check != NULL)
-            bad = t->check(&j, got);
-    }
-    job_free(&j, want);
-    job_free(&j, got);
-    job_release_inputs(&j);
-    clenv_close(&pocl);
-    clenv_close(&vast);
-    return bad ? 1 : 0;
+    t->make(&tw->job);
+    tw->expect = t->expect == REFUSED ? HX_REFUSED : HX_RUNS;
+    tw->check = t->check;
 }
 
-static int judge(const struct api_test *t, size_t page, size_t ws, size_t budget, const struct child_result *r, int flip)
+/* One run per page size; the budget is a fraction of the data or the test's own. */
+static int runs(const void *c, const struct harness_opts *o, struct harness_run *out, size_t max)
 {
-    char why[512] = "";
-    long long parts = harness_stat(r->out, t->kernel, "partitioned", "partitions");
-    long long faults = harness_stat(r->out, t->kernel, "partitioned", "faults");
-    long long retries = harness_stat(r->out, t->kernel, "partitioned", "retries");
-    if (r->status != 0)
-        snprintf(why, sizeof why, "child exit status %d%s", r->status,
-                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
-    else if (t->expect == PARTITIONED && parts < 2)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
+    const struct api_test *t = c;
+    struct harness_twin tw = {0};
+    make(c, NULL, &tw);
+    size_t ws = job_ws(&tw.job), pages[8];
+    job_free_inputs(&tw.job);
+    size_t n = harness_sizes(o->pages, pages, max < 8 ? max : 8);
+    for (size_t p = 0; p < n; p++)
+        out[p] = (struct harness_run){.name = t->name, .page = pages[p], .ws = ws,
+                                      .budget = t->frac ? harness_budget(ws, t->frac, pages[p]) : t->budget};
+    return (int)n;
+}
+
+/* What VAST_STATS and VAST's log must show. */
+static void judge(const void *c, const struct harness_run *run, const char *out, char *why, size_t n, char *what,
+                  size_t nwhat)
+{
+    const struct api_test *t = c;
+    long long parts = harness_stat(out, t->kernel, "partitioned", "partitions");
+    long long faults = harness_stat(out, t->kernel, "partitioned", "faults");
+    long long retries = harness_stat(out, t->kernel, "partitioned", "retries");
+    snprintf(what, nwhat, "%-24s page %3zuK budget %7zuK (ws %zuK) partitions=%lld faults=%lld retries=%lld", t->name,
+             run->page >> 10, run->budget >> 10, run->ws >> 10, parts, faults, retries);
+    if (t->expect == PARTITIONED && parts < 2)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
     else if ((t->flags & F_MIN_PARTS) && parts <= t->min_parts)
-        snprintf(why, sizeof why, "%lld partitions, expected more than %ld (slabs must be split)", parts, t->min_parts);
+        snprintf(why, n, "%lld partitions, expected more than %ld (slabs must be split)", parts, t->min_parts);
     else if ((t->flags & F_FAULTS) && (faults <= 0 || retries <= 0))
-        snprintf(why, sizeof why, "faults=%lld retries=%lld: the fault/restore/retry path was not exercised", faults,
-                 retries);
-    else if (t->expect == DIRECT && harness_stat(r->out, t->kernel, "direct", "launches") < 1)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=direct'", t->kernel);
-    else if (t->expect == REFUSED && !harness_refusal_logged(r->out, t->kernel, t->reasons))
-        snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and the reason (%s)", t->kernel,
-                 t->reasons[0]);
-    else if (t->construct != NULL && !harness_find_line(r->out, "vast: ", (const char *const[]){t->kernel, t->construct, NULL}))
-        snprintf(why, sizeof why, "no 'vast:' line naming kernel '%s' and '%s'", t->kernel, t->construct);
+        snprintf(why, n, "faults=%lld retries=%lld: the fault/restore/retry path was not exercised", faults, retries);
+    else if (t->expect == DIRECT && harness_stat(out, t->kernel, "direct", "launches") < 1)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=direct'", t->kernel);
+    else if (t->expect == REFUSED && !harness_refusal_logged(out, t->kernel, t->reasons))
+        snprintf(why, n, "no 'vast: error:' line naming kernel '%s' and the reason (%s)", t->kernel, t->reasons[0]);
+    else if (t->construct != NULL &&
+             !harness_find_line(out, "vast: ", (const char *const[]){t->kernel, t->construct, NULL}))
+        snprintf(why, n, "no 'vast:' line naming kernel '%s' and '%s'", t->kernel, t->construct);
     else if ((t->flags & F_PLAN_REUSED) &&
-             !harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "plan of its previous launch", NULL}))
-        snprintf(why, sizeof why, "no 'vast: info:' line saying that a launch of '%s' reused the previous plan", t->kernel);
+             !harness_find_line(out, "vast: info:",
+                                (const char *const[]){t->kernel, "plan of its previous launch", NULL}))
+        snprintf(why, n, "no 'vast: info:' line saying that a launch of '%s' reused the previous plan", t->kernel);
     else if (t->flags & F_MOVE_ONCE) {
-        long long h2d = harness_h2d_bytes(r->out);
-        if (h2d < 0 || (size_t)h2d > ws + page)
-            snprintf(why, sizeof why, "host->device bytes %lld for %zu bytes of data: moved more than once", h2d, ws);
+        long long h2d = harness_h2d_bytes(out);
+        if (h2d < 0 || (size_t)h2d > run->ws + run->page)
+            snprintf(why, n, "host->device bytes %lld for %zu bytes of data: moved more than once", h2d, run->ws);
     }
-    int ok = flip ? strstr(r->out, "differs at byte") != NULL && r->status != 0 : why[0] == '\0';
-    printf("%s %-24s page %3zuK budget %7zuK (ws %zuK) partitions=%lld faults=%lld retries=%lld%s%s\n",
-           ok ? "ok  " : "FAIL", t->name, page >> 10, budget >> 10, ws >> 10, parts, faults, retries,
-           flip || why[0] ? ": " : "", flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-    if (!ok || getenv("PARTITION_VERBOSE"))
-        harness_dump(r->out);
-    return ok;
 }
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 4 && !strcmp(argv[1], "--child")) {
-        for (size_t i = 0; i < NTESTS; i++)
-            if (!strcmp(tests[i].name, argv[2]))
-                return child(&tests[i], atoi(argv[3]));
-        return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
-    }
-    struct harness_opts opt = {.pages = "4K,64K"};
-    if (harness_options(argc, argv, &opt) != 0)
-        return 2;
-    const char *pages = opt.pages, *only = opt.only, *vendors = opt.vendors;
-    int flip = opt.flip;
-    int run = 0, passed = 0;
-    for (size_t i = 0; i < NTESTS; i++) {
-        const struct api_test *t = &tests[i];
-        if (!harness_selected(only, t->name))
-            continue;
-        struct job j;
-        seed = 0x9e3779b97f4a7c15ull;
-        t->make(&j);
-        size_t ws = job_ws(&j);
-        job_release_inputs(&j);
-        char plist[64];
-        snprintf(plist, sizeof plist, "%s", pages);
-        for (char *save, *ps = strtok_r(plist, ",", &save); ps; ps = strtok_r(NULL, ",", &save)) {
-            size_t page = harness_parse_size(ps);
-            size_t budget = t->frac ? harness_budget(ws, t->frac, page) : t->budget;
-            char e_mem[64], e_page[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
-            snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
-            snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
-            snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-            const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", "VAST_LOG=info", NULL};
-            char *args[] = {argv[0], "--child", (char *)t->name, flipped, NULL};
-            struct child_result r;
-            if (harness_spawn(args, env, 300, &r) != 0)
-                return perror("spawn"), 2;
-            run++;
-            passed += judge(t, page, ws, budget, &r, flip);
-            free(r.out);
-        }
-    }
-    printf("%d/%d runs as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    static const struct harness_prog prog = {
+        tests, NTESTS, sizeof tests[0], "runs", {.pages = "4K,64K"}, false, make, NULL, runs, judge};
+    return harness_main(argc, argv, &prog);
 }

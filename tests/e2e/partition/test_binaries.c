@@ -69,12 +69,7 @@ static void *rnd_bytes(size_t n)
     return v;
 }
 
-static void *poisoned(size_t n)
-{
-    void *v = malloc(n);
-    memset(v, 0xA5, n);
-    return v;
-}
+static void *poisoned(size_t n) { return harness_poison(n); }
 
 /* ---- binaries ---- */
 
@@ -156,10 +151,7 @@ static int compare(const char *what, const unsigned char *want, unsigned char *g
 {
     if (flip)
         got[n / 2] ^= 1;
-    size_t d = harness_first_diff(want, got, n);
-    if (d == (size_t)-1)
-        return 0;
-    return printf("  %s: VAST differs at byte %zu (0x%02x, PoCL 0x%02x)\n", what, d, got[d], want[d]), 1;
+    return harness_compare_bytes(what, want, n, got, n);
 }
 
 static int case_vast_binary(struct clenv *pocl, struct clenv *vast)
@@ -480,8 +472,11 @@ static const struct bcase cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-static int child(const struct bcase *c)
+static int child(const void *bc, const char *arg, int flipped)
 {
+    const struct bcase *c = bc;
+    (void)arg;
+    flip = flipped;
     setvbuf(stdout, NULL, _IOLBF, 0);
     seed = 0x9e3779b97f4a7c15ull;
     struct clenv pocl, vast;
@@ -507,62 +502,32 @@ static int child(const struct bcase *c)
     return bad ? 1 : 0;
 }
 
-static int judge(const struct bcase *c, const struct child_result *r)
+/* One run at the case's budget, 4 KiB pages; under --flip only the cases that compare. */
+static int runs(const void *bc, const struct harness_opts *o, struct harness_run *out, size_t max)
 {
-    char why[512] = "";
-    long long parts = harness_stat(r->out, c->kernel, "partitioned", "partitions");
-    if (r->status != 0)
-        snprintf(why, sizeof why, "child exit status %d%s", r->status,
-                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
-    else if (c->expect == E_PARTITIONED && parts < 2)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", c->kernel);
-    else if (c->expect == E_DIRECT && harness_stat(r->out, c->kernel, "direct", "launches") < 1)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=direct'", c->kernel);
-    else if (c->expect == E_REFUSED && !harness_refusal_logged(r->out, c->kernel, c->reasons))
-        snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and the reason (%s)", c->kernel,
-                 c->reasons[0]);
-    int ok = flip ? strstr(r->out, "differs at byte") != NULL && r->status != 0 : why[0] == '\0';
-    printf("%s %-16s budget %6zuK partitions=%lld%s%s\n", ok ? "ok  " : "FAIL", c->name, c->budget >> 10, parts,
-           flip || why[0] ? ": " : "", flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-    if (!ok || getenv("PARTITION_VERBOSE"))
-        harness_dump(r->out);
-    return ok;
+    const struct bcase *c = bc;
+    (void)max;
+    out[0] = (struct harness_run){.name = c->name, .budget = c->budget, .page = 4096};
+    return o->flip && !c->compares ? 0 : 1;
 }
 
+static void judge(const void *bc, const struct harness_run *run, const char *out, char *why, size_t n, char *what,
+                  size_t nwhat)
+{
+    const struct bcase *c = bc;
+    long long parts = harness_stat(out, c->kernel, "partitioned", "partitions");
+    snprintf(what, nwhat, "%-16s budget %6zuK partitions=%lld", c->name, run->budget >> 10, parts);
+    if (c->expect == E_PARTITIONED && parts < 2)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", c->kernel);
+    else if (c->expect == E_DIRECT && harness_stat(out, c->kernel, "direct", "launches") < 1)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=direct'", c->kernel);
+    else if (c->expect == E_REFUSED && !harness_refusal_logged(out, c->kernel, c->reasons))
+        snprintf(why, n, "no 'vast: error:' line naming kernel '%s' and the reason (%s)", c->kernel, c->reasons[0]);
+}
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 4 && !strcmp(argv[1], "--child")) {
-        flip = atoi(argv[3]);
-        for (size_t i = 0; i < NCASES; i++)
-            if (!strcmp(cases[i].name, argv[2]))
-                return child(&cases[i]);
-        return fprintf(stderr, "unknown case %s\n", argv[2]), 2;
-    }
-    struct harness_opts opt = {0};
-    if (harness_options(argc, argv, &opt) != 0)
-        return 2;
-    const char *only = opt.only, *vendors = opt.vendors;
-    flip = opt.flip;
-    int run = 0, passed = 0;
-    for (size_t i = 0; i < NCASES; i++) {
-        const struct bcase *c = &cases[i];
-        if (!harness_selected(only, c->name) || (flip && !c->compares))
-            continue;
-        char e_mem[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
-        snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", c->budget);
-        snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-        const char *env[] = {e_mem, "VAST_PAGE_SIZE=4096", e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0",
-                             "VAST_LOG=info", NULL};
-        char *args[] = {argv[0], "--child", (char *)c->name, flipped, NULL};
-        struct child_result r;
-        if (harness_spawn(args, env, 300, &r) != 0)
-            return perror("spawn"), 2;
-        run++;
-        passed += judge(c, &r);
-        free(r.out);
-    }
-    printf("%d/%d cases as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    static const struct harness_prog prog = {
+        cases, NCASES, sizeof cases[0], "cases", {0}, false, NULL, child, runs, judge};
+    return harness_main(argc, argv, &prog);
 }

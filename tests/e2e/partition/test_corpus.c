@@ -167,15 +167,6 @@ static void make_job(const struct kcase *kc, const struct scale *sc, struct scal
     }
 }
 
-static size_t ws_of(const struct job *j)
-{
-    size_t ws = 0;
-    for (unsigned a = 0; a < j->nargs; a++)
-        if (j->args[a].kind == JA_BUF)
-            ws += j->args[a].bytes;
-    return ws;
-}
-
 static bool expect_refusal(const struct scale *sc, size_t page, size_t frac)
 {
     const char *list = page >= (64u << 10) ? sc->refuse64 : sc->refuse4;
@@ -184,149 +175,60 @@ static bool expect_refusal(const struct scale *sc, size_t page, size_t frac)
     return frac != 0 && list != NULL && strstr(list, key) != NULL;
 }
 
-static int child(const struct kcase *kc, const struct scale *sc, int refuse, int flip)
+/* The scaled case with its data; the child's ARG says whether VAST must refuse it. */
+static void make(const void *c, const char *refuse, struct harness_twin *tw)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    struct scaled s;
-    make_job(kc, sc, &s, true);
-    struct clenv pocl, vast;
-    clenv_open(&pocl, "Portable");
-    clenv_open(&vast, "VAST");
-    unsigned char *want[10] = {0}, *got[10] = {0};
-    int bad = 0;
-    if (!refuse) {
-        cl_int err = job_run(&pocl, &s.job, want);
-        if (err != CL_SUCCESS)
-            return printf("  %s: PoCL itself failed: %s\n", kc->name, cl_status_name(err)), 3;
-    }
-    cl_int err = job_run(&vast, &s.job, got);
-    printf("  %s: VAST launch: %s\n", kc->name, cl_status_name(err));
-    if (refuse) {
-        if (err != CL_OUT_OF_RESOURCES)
-            bad = printf("  %s: expected CL_OUT_OF_RESOURCES from VAST, got %s\n", kc->name, cl_status_name(err));
-        bad |= job_untouched(&s.job, got);
-    } else if (err != CL_SUCCESS) {
-        bad = printf("  %s: VAST failed: %s\n", kc->name, cl_status_name(err));
-    } else {
-        if (flip) {
-            unsigned big = 0;
-            for (unsigned a = 0; a < s.job.nargs; a++)
-                if (s.job.args[a].kind == JA_BUF && s.job.args[a].bytes > s.job.args[big].bytes)
-                    big = a;
-            got[big][s.job.args[big].bytes / 3] ^= 0x10;
-        }
-        bad = job_compare(&s.job, want, got, "VAST vs PoCL");
-    }
-    job_free(&s.job, want);
-    job_free(&s.job, got);
-    for (int a = 0; a < 10; a++)
-        free(s.data[a]);
-    clenv_close(&pocl);
-    clenv_close(&vast);
-    return bad ? 1 : 0;
+    const struct kcase *kc = c;
+    static struct scaled s; /* the job's scalars live here */
+    make_job(kc, find_scale(kc->name), &s, true);
+    tw->job = s.job;
+    tw->expect = atoi(refuse) ? HX_REFUSED : HX_RUNS;
 }
 
-static bool in_list(const char *list, const char *name)
+/* Every (page size, fraction) of one case; a case without a scaling rule fails. */
+static int runs(const void *c, const struct harness_opts *o, struct harness_run *out, size_t max)
 {
-    if (list == NULL)
-        return true;
-    size_t n = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-            return true;
-    return false;
+    const struct kcase *kc = c;
+    const struct scale *sc = find_scale(kc->name);
+    if (sc == NULL)
+        return printf("FAIL %-10s corpus case without a scaling rule in test_corpus.c: add one\n", kc->name), -1;
+    if (sc->refuse4 != NULL && !strcmp(sc->refuse4, "racy"))
+        return printf("skip %-10s racy by construction (see its scaling rule)\n", kc->name), 0;
+    struct scaled s;
+    make_job(kc, sc, &s, false);
+    size_t ws = job_ws(&s.job);
+    size_t pages[8], npages = harness_sizes(o->pages, pages, 8);
+    size_t fracs[8], nfracs = harness_sizes(o->fractions, fracs, 8);
+    size_t n = 0;
+    for (size_t p = 0; p < npages; p++) {
+        for (size_t f = 0; f < nfracs && n < max; f++, n++) {
+            out[n] = (struct harness_run){.name = kc->name, .quiet = true, .page = pages[p], .ws = ws, .frac = fracs[f],
+                                          .budget = fracs[f] ? harness_budget(ws, fracs[f], pages[p]) : 0};
+            snprintf(out[n].arg, sizeof out[n].arg, "%d", expect_refusal(sc, pages[p], fracs[f]));
+        }
+    }
+    return (int)n;
+}
+
+/* A refusal where the scaling rule says so, named in VAST's log; else partitions. */
+static void judge(const void *c, const struct harness_run *run, const char *out, char *why, size_t n, char *what,
+                  size_t nwhat)
+{
+    const struct kcase *kc = c;
+    bool refuse = run->arg[0] == '1';
+    long long parts = harness_stat(out, kc->name, "partitioned", "partitions");
+    snprintf(what, nwhat, "%-10s page %3zuK ws/%-2zu budget %6zuK (ws %zuK)%s partitions=%lld faults=%lld", kc->name,
+             run->page >> 10, run->frac, run->budget >> 10, run->ws >> 10, refuse ? " refusal expected" : "", parts,
+             harness_stat(out, kc->name, "partitioned", "faults"));
+    if (refuse && !harness_refusal_logged(out, kc->name, reason_wg))
+        snprintf(why, n, "no 'vast: error:' line naming kernel '%s' and the work-group", kc->name);
+    else if (!refuse && run->frac != 0 && parts < 2)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", kc->name);
 }
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 5 && !strcmp(argv[1], "--child")) {
-        for (size_t c = 0; c < corpus_num_cases; c++)
-            if (!strcmp(corpus_cases[c].name, argv[2]))
-                return child(&corpus_cases[c], find_scale(argv[2]), atoi(argv[3]), atoi(argv[4]));
-        return fprintf(stderr, "unknown case %s\n", argv[2]), 2;
-    }
-    const char *pages = "4K,64K", *fractions = "2,4,16", *only = NULL;
-    int flip = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--pages") && i + 1 < argc)
-            pages = argv[++i];
-        else if (!strcmp(argv[i], "--fractions") && i + 1 < argc)
-            fractions = argv[++i];
-        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
-            only = argv[++i];
-        else if (!strcmp(argv[i], "--flip"))
-            flip = 1;
-        else
-            return fprintf(stderr, "usage: %s [--pages 4K,64K] [--fractions 2,4,16] [--case NAME[,NAME]] [--flip]\n",
-                           argv[0]), 2;
-    }
-    const char *vendors = getenv("PARTITION_ICD_DIR");
-    if (vendors == NULL)
-        return fprintf(stderr, "PARTITION_ICD_DIR (a folder with vast.icd and PoCL's icd) is not set\n"), 2;
-    int run = 0, passed = 0;
-    for (size_t c = 0; c < corpus_num_cases; c++) {
-        const struct kcase *kc = &corpus_cases[c];
-        if (!in_list(only, kc->name))
-            continue;
-        const struct scale *sc = find_scale(kc->name);
-        if (sc == NULL) {
-            printf("FAIL %-10s corpus case without a scaling rule in test_corpus.c: add one\n", kc->name);
-            run++;
-            continue;
-        }
-        if (sc->refuse4 != NULL && !strcmp(sc->refuse4, "racy")) {
-            printf("skip %-10s racy by construction (see its scaling rule)\n", kc->name);
-            continue;
-        }
-        struct scaled s;
-        make_job(kc, sc, &s, false);
-        size_t ws = ws_of(&s.job);
-        char plist[64];
-        snprintf(plist, sizeof plist, "%s", pages);
-        for (char *sp, *ps = strtok_r(plist, ",", &sp); ps; ps = strtok_r(NULL, ",", &sp)) {
-            size_t page = harness_parse_size(ps);
-            char flist[64];
-            snprintf(flist, sizeof flist, "%s", fractions);
-            for (char *sf, *fs = strtok_r(flist, ",", &sf); fs; fs = strtok_r(NULL, ",", &sf)) {
-                size_t frac = strtoul(fs, NULL, 10);
-                size_t budget = frac ? harness_budget(ws, frac, page) : 0;
-                int refuse = expect_refusal(sc, page, frac);
-                char e_mem[64], e_page[64], e_icd[1024], a_ref[2] = {(char)('0' + refuse), 0},
-                                                          a_flip[2] = {(char)('0' + flip), 0};
-                snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
-                snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
-                snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-                const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", NULL};
-                char *args[] = {argv[0], "--child", (char *)kc->name, a_ref, a_flip, NULL};
-                struct child_result r;
-                if (harness_spawn(args, env, 300, &r) != 0)
-                    return perror("spawn"), 2;
-                char why[256] = "";
-                long long parts = harness_stat(r.out, kc->name, "partitioned", "partitions");
-                long long faults = harness_stat(r.out, kc->name, "partitioned", "faults");
-                if (r.status != 0)
-                    snprintf(why, sizeof why, "child exit status %d%s", r.status,
-                             r.status == 124 ? " (timeout)" : r.status > 128 ? " (crashed)" : "");
-                else if (refuse && !harness_refusal_logged(r.out, kc->name, reason_wg))
-                    snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and the work-group",
-                             kc->name);
-                else if (!refuse && frac != 0 && parts < 2)
-                    snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2",
-                             kc->name);
-                int ok = flip ? r.status != 0 && strstr(r.out, "differs at byte") != NULL : why[0] == '\0';
-                printf("%s %-10s page %3zuK ws/%-2zu budget %6zuK (ws %zuK)%s partitions=%lld faults=%lld%s%s\n",
-                       ok ? "ok  " : "FAIL", kc->name, page >> 10, frac, budget >> 10, ws >> 10,
-                       refuse ? " refusal expected" : "", parts, faults, flip || why[0] ? ": " : "",
-                       flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-                if (!ok || getenv("PARTITION_VERBOSE"))
-                    harness_dump(r.out);
-                run++;
-                passed += ok;
-                free(r.out);
-            }
-        }
-    }
-    printf("%d/%d runs as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    const struct harness_prog prog = {corpus_cases, corpus_num_cases, sizeof corpus_cases[0], "runs",
+                                      {.pages = "4K,64K", .fractions = "2,4,16"}, true, make, NULL, runs, judge};
+    return harness_main(argc, argv, &prog);
 }

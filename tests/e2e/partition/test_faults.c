@@ -151,26 +151,9 @@ static void seq_keep(struct seq *s, cl_mem m, size_t bytes)
     s->len += bytes;
 }
 
-static void *rnd_u32(struct seq *s, size_t n, uint32_t mod)
-{
-    uint32_t *v = malloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = mod ? (uint32_t)(harness_rand(&s->seed) % mod) : (uint32_t)harness_rand(&s->seed);
-    return v;
-}
-static void *rnd_f32(struct seq *s, size_t n)
-{
-    float *v = malloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)((double)(harness_rand(&s->seed) >> 40) / (double)(1 << 23) - 1.0);
-    return v;
-}
-static void *poison(size_t bytes)
-{
-    void *v = malloc(bytes);
-    memset(v, 0xA5, bytes);
-    return v;
-}
+static void *rnd_u32(struct seq *s, size_t n, uint32_t mod) { return harness_rnd_u32(&s->seed, n, mod); }
+static void *rnd_f32(struct seq *s, size_t n) { return harness_rnd_f32(&s->seed, n); }
+static void *poison(size_t bytes) { return harness_poison(bytes); }
 static void *perm(struct seq *s, size_t n)
 {
     uint32_t *v = malloc(n * 4);
@@ -380,9 +363,10 @@ static cl_int run_on(const char *platform, const struct fcase *c, unsigned char 
     return s.status;
 }
 
-static int child(const struct fcase *c, int flip)
+static int child(const void *fc, const char *arg, int flip)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    const struct fcase *c = fc;
+    (void)arg;
     unsigned char *want, *got;
     size_t nwant, ngot;
     if (c->out_of_bounds) {
@@ -400,77 +384,45 @@ static int child(const struct fcase *c, int flip)
         bad = printf("  %s: VAST failed: %s (%d)\n", c->name, cl_status_name(err), err);
     if (flip && ngot > 0)
         got[ngot / 2] ^= 1;
-    size_t d = nwant == ngot ? harness_first_diff(want, got, ngot) : 0;
-    if (d != (size_t)-1) {
-        size_t wrong = 0;
-        for (size_t i = 0; i < ngot && i < nwant; i++)
-            wrong += want[i] != got[i];
-        bad = printf("  %s: VAST's outputs differ at byte %zu of %zu (%zu bytes wrong)\n", c->name, d, ngot, wrong);
-    }
+    bad |= harness_compare_bytes(c->name, want, nwant, got, ngot);
     free(want), free(got);
     return bad ? 1 : 0;
 }
 
-static int judge(const struct fcase *c, const struct child_result *r, int flip)
+/* One run at the case's budget and page size. */
+static int runs(const void *fc, const struct harness_opts *o, struct harness_run *out, size_t max)
 {
-    char why[256] = "";
+    const struct fcase *c = fc;
+    (void)o, (void)max;
+    out[0] = (struct harness_run){.name = c->name, .forced = c->forced,
+                                  .budget = c->budget ? harness_parse_size(c->budget) : 0,
+                                  .page = c->page ? harness_parse_size(c->page) : 0};
+    return 1;
+}
+
+/* No "out of bounds" and no error line but where the case wants one; the paged engine ran. */
+static void judge(const void *fc, const struct harness_run *run, const char *out, char *why, size_t n, char *what,
+                  size_t nwhat)
+{
+    const struct fcase *c = fc;
     static const char *const oob_words[] = {"out of bounds", NULL};
-    const char *oob = harness_find_line(r->out, "vast: ", oob_words);
-    const char *error = harness_find_line(r->out, "vast: error:", (const char *const[]){"", NULL});
-    if (r->status != 0)
-        snprintf(why, sizeof why, "child exit status %d%s", r->status,
-                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
-    else if (c->out_of_bounds) {
-        if (!harness_refusal_logged(r->out, c->kernel, oob_words))
-            snprintf(why, sizeof why, "no 'vast: error:' line naming kernel '%s' and 'out of bounds'", c->kernel);
-    } else if (oob != NULL)
-        snprintf(why, sizeof why, "VAST reported an out-of-bounds access; every kernel here stays in bounds");
-    else if (error != NULL)
-        snprintf(why, sizeof why, "VAST logged an error");
-    else if (harness_stat(r->out, c->kernel, c->paged_mode, "launches") < 1)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=%s'", c->kernel, c->paged_mode);
-    int ok = flip ? strstr(r->out, "differ at byte") != NULL && r->status != 0 : why[0] == '\0';
-    printf("%s %-20s budget %-4s page %-3s%s%s%s\n", ok ? "ok  " : "FAIL", c->name, c->budget ? c->budget : "-",
-           c->page ? c->page : "-", c->forced ? " forced paged" : "", flip || why[0] ? ": " : "",
-           flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-    if (!ok || getenv("PARTITION_VERBOSE"))
-        harness_dump(r->out);
-    return ok;
+    (void)run;
+    snprintf(what, nwhat, "%-20s budget %-4s page %-3s%s", c->name, c->budget ? c->budget : "-",
+             c->page ? c->page : "-", c->forced ? " forced paged" : "");
+    if (c->out_of_bounds) {
+        if (!harness_refusal_logged(out, c->kernel, oob_words))
+            snprintf(why, n, "no 'vast: error:' line naming kernel '%s' and 'out of bounds'", c->kernel);
+    } else if (harness_find_line(out, "vast: ", oob_words) != NULL)
+        snprintf(why, n, "VAST reported an out-of-bounds access; every kernel here stays in bounds");
+    else if (harness_find_line(out, "vast: error:", (const char *const[]){"", NULL}) != NULL)
+        snprintf(why, n, "VAST logged an error");
+    else if (harness_stat(out, c->kernel, c->paged_mode, "launches") < 1)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=%s'", c->kernel, c->paged_mode);
 }
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 4 && !strcmp(argv[1], "--child")) {
-        for (size_t i = 0; i < NCASES; i++)
-            if (!strcmp(cases[i].name, argv[2]))
-                return child(&cases[i], atoi(argv[3]));
-        return fprintf(stderr, "unknown case %s\n", argv[2]), 2;
-    }
-    struct harness_opts opt = {0};
-    if (harness_options(argc, argv, &opt) != 0)
-        return 2;
-    const char *only = opt.only, *vendors = opt.vendors;
-    int flip = opt.flip;
-    int run = 0, passed = 0;
-    for (size_t i = 0; i < NCASES; i++) {
-        const struct fcase *c = &cases[i];
-        if (!harness_selected(only, c->name))
-            continue;
-        char e_mem[64], e_page[64], e_icd[1024], e_forced[32], flipped[2] = {(char)('0' + flip), 0};
-        snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%s", c->budget ? c->budget : "0");
-        snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%s", c->page ? c->page : "0");
-        snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-        snprintf(e_forced, sizeof e_forced, "VAST_FORCE_PAGED=%d", c->forced);
-        const char *env[] = {e_mem, e_page, e_icd, e_forced, "VAST_STATS=1", "VAST_LOG=info", NULL};
-        char *args[] = {argv[0], "--child", (char *)c->name, flipped, NULL};
-        struct child_result r;
-        if (harness_spawn(args, env, 300, &r) != 0)
-            return perror("spawn"), 2;
-        run++;
-        passed += judge(c, &r, flip);
-        free(r.out);
-    }
-    printf("%d/%d cases as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    static const struct harness_prog prog = {
+        cases, NCASES, sizeof cases[0], "cases", {0}, false, NULL, child, runs, judge};
+    return harness_main(argc, argv, &prog);
 }

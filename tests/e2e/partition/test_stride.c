@@ -39,29 +39,9 @@ struct stride_test {
 };
 
 static uint64_t seed;
-static void *rnd_f32(size_t n)
-{
-    float *v = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)((double)(harness_rand(&seed) >> 40) / (double)(1 << 23) - 1.0);
-    return v;
-}
-static void *rnd_u32(size_t n)
-{
-    uint32_t *v = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (uint32_t)harness_rand(&seed);
-    return v;
-}
-static void *poison(size_t bytes)
-{
-    void *v = malloc(bytes);
-    memset(v, 0xA5, bytes);
-    return v;
-}
-
-#define BUF(n, p) ((struct jarg){JA_BUF, (n), (p)})
-#define SCAL(v) ((struct jarg){JA_SCALAR, sizeof(v), &(v)})
+static void *rnd_f32(size_t n) { return harness_rnd_f32(&seed, n); }
+static void *rnd_u32(size_t n) { return harness_rnd_u32(&seed, n, 0); }
+static void *poison(size_t bytes) { return harness_poison(bytes); }
 
 /* Elements per array: data about 9x the 4 MiB budget with 64 KiB pages, 14x the 256 KiB one
  * with 4 KiB pages; odd, so that no array ends on a page boundary. */
@@ -208,132 +188,59 @@ static const struct stride_test tests[] = {
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
-static size_t job_ws(const struct job *j)
+/* The test's job at the page size the child is given; an accumulator may be refused. */
+static void make(const void *c, const char *page, struct harness_twin *tw)
 {
-    size_t ws = 0;
-    for (unsigned a = 0; a < j->nargs; a++)
-        ws += j->args[a].kind == JA_BUF ? j->args[a].bytes : 0;
-    return ws;
-}
-
-static void job_release_inputs(struct job *j)
-{
-    for (unsigned a = 0; a < j->nargs; a++)
-        if (j->args[a].kind == JA_BUF)
-            free((void *)j->args[a].data);
-}
-
-/* The child: PoCL, then VAST. Prints "refused" when VAST refused; exit 0 when as expected. */
-static int child(const struct stride_test *t, size_t page, int flip)
-{
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    struct job j;
+    const struct stride_test *t = c;
     seed = 0x9e3779b97f4a7c15ull;
-    t->make(&j, page);
-    struct clenv pocl, vast;
-    clenv_open(&pocl, "Portable");
-    clenv_open(&vast, "VAST");
-    unsigned char *want[12] = {0}, *got[12] = {0};
-    cl_int err = job_run(&pocl, &j, want);
-    if (err != CL_SUCCESS)
-        return printf("  %s: PoCL itself failed: %s\n", t->name, cl_status_name(err)), 3;
-    err = job_run(&vast, &j, got);
-    printf("  %s: VAST launch: %s\n", t->name, cl_status_name(err));
-    int bad = 0;
-    if (err == CL_OUT_OF_RESOURCES && t->expect == CORRECT_OR_REFUSED) {
-        printf("  %s: refused\n", t->name);
-        bad = job_untouched(&j, got);
-    } else if (err != CL_SUCCESS) {
-        bad = printf("  %s: VAST failed: %s\n", t->name, cl_status_name(err));
-    } else {
-        if (flip)
-            got[0][j.args[0].bytes / 2] ^= 0x01;
-        bad = job_compare(&j, want, got, "VAST vs PoCL");
-    }
-    job_free(&j, want);
-    job_free(&j, got);
-    job_release_inputs(&j);
-    clenv_close(&pocl);
-    clenv_close(&vast);
-    return bad ? 1 : 0;
+    t->make(&tw->job, harness_parse_size(page));
+    tw->expect = t->expect == CORRECT_OR_REFUSED ? HX_RUNS_OR_REFUSED : HX_RUNS;
 }
 
-static int judge(const struct stride_test *t, size_t page, size_t budget, size_t ws, const struct child_result *r,
-                 int flip)
+/* One run per page size: 4 MiB with 64 KiB pages, 256 KiB with smaller ones. */
+static int runs(const void *c, const struct harness_opts *o, struct harness_run *out, size_t max)
+{
+    size_t pages[8], n = harness_sizes(o->pages, pages, max < 8 ? max : 8);
+    for (size_t p = 0; p < n; p++) {
+        out[p] = (struct harness_run){.name = *(const char *const *)c, .page = pages[p],
+                                      .budget = pages[p] >= (64u << 10) ? 4u << 20 : 256u << 10};
+        snprintf(out[p].arg, sizeof out[p].arg, "%zu", pages[p]);
+        struct harness_twin tw = {0};
+        make(c, out[p].arg, &tw);
+        out[p].ws = job_ws(&tw.job);
+        job_free_inputs(&tw.job);
+    }
+    return (int)n;
+}
+
+/* Grid-stride loops ran in iteration ranges, partitioned; an accumulator's did not. */
+static void judge(const void *c, const struct harness_run *run, const char *out, char *why, size_t n, char *what,
+                  size_t nwhat)
 {
     static const char *const reason_wg[] = {"work-group", "work group", NULL};
-    char why[512] = "";
-    long long parts = harness_stat(r->out, t->kernel, "partitioned", "partitions");
-    bool refused = strstr(r->out, ": refused\n") != NULL;
-    if (r->status != 0)
-        snprintf(why, sizeof why, "child exit status %d%s", r->status,
-                 r->status == 124 ? " (timeout)" : r->status > 128 ? " (crashed)" : "");
-    else if (t->expect == STRIDED && parts < 2)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
-    else if (t->faults_4k && page == (4u << 10) &&
-             (harness_stat(r->out, t->kernel, "partitioned", "faults") <= 0 ||
-              harness_stat(r->out, t->kernel, "partitioned", "retries") <= 0))
-        snprintf(why, sizeof why, "no faults and retries: the retry path of iteration ranges was not exercised");
-    else if (t->expect == STRIDED &&
-             !harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "iteration ranges", NULL}))
-        snprintf(why, sizeof why, "no 'vast: info:' line saying that '%s' ran its loops in iteration ranges",
-                 t->kernel);
-    else if (refused && !harness_refusal_logged(r->out, t->kernel, reason_wg))
-        snprintf(why, sizeof why, "refused without a 'vast: error:' line naming '%s' and the reason", t->kernel);
-    else if (!refused && t->expect == CORRECT_OR_REFUSED &&
-             harness_find_line(r->out, "vast: info:", (const char *const[]){t->kernel, "iteration ranges", NULL}))
-        snprintf(why, sizeof why, "the accumulator's loop was split into iteration ranges");
-    int ok = flip ? (refused || (strstr(r->out, "differs at byte") != NULL && r->status != 0)) : why[0] == '\0';
-    printf("%s %-10s page %3zuK budget %5zuK (ws %zuK) partitions=%lld%s%s%s\n", ok ? "ok  " : "FAIL", t->name,
-           page >> 10, budget >> 10, ws >> 10, parts, refused ? " refused" : "", flip || why[0] ? ": " : "",
-           flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-    if (!ok || getenv("PARTITION_VERBOSE"))
-        harness_dump(r->out);
-    return ok;
+    const struct stride_test *t = c;
+    const char *const ranges[] = {t->kernel, "iteration ranges", NULL};
+    long long parts = harness_stat(out, t->kernel, "partitioned", "partitions");
+    bool refused = strstr(out, ": refused\n") != NULL;
+    snprintf(what, nwhat, "%-10s page %3zuK budget %5zuK (ws %zuK) partitions=%lld%s", t->name, run->page >> 10,
+             run->budget >> 10, run->ws >> 10, parts, refused ? " refused" : "");
+    if (t->expect == STRIDED && parts < 2)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
+    else if (t->faults_4k && run->page == (4u << 10) &&
+             (harness_stat(out, t->kernel, "partitioned", "faults") <= 0 ||
+              harness_stat(out, t->kernel, "partitioned", "retries") <= 0))
+        snprintf(why, n, "no faults and retries: the retry path of iteration ranges was not exercised");
+    else if (t->expect == STRIDED && !harness_find_line(out, "vast: info:", ranges))
+        snprintf(why, n, "no 'vast: info:' line saying that '%s' ran its loops in iteration ranges", t->kernel);
+    else if (refused && !harness_refusal_logged(out, t->kernel, reason_wg))
+        snprintf(why, n, "refused without a 'vast: error:' line naming '%s' and the reason", t->kernel);
+    else if (!refused && t->expect == CORRECT_OR_REFUSED && harness_find_line(out, "vast: info:", ranges))
+        snprintf(why, n, "the accumulator's loop was split into iteration ranges");
 }
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 5 && !strcmp(argv[1], "--child")) {
-        for (size_t i = 0; i < NTESTS; i++)
-            if (!strcmp(tests[i].name, argv[2]))
-                return child(&tests[i], harness_parse_size(argv[3]), atoi(argv[4]));
-        return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
-    }
-    struct harness_opts opt = {.pages = "4K,64K"};
-    if (harness_options(argc, argv, &opt) != 0)
-        return 2;
-    const char *pages = opt.pages, *only = opt.only, *vendors = opt.vendors;
-    int flip = opt.flip;
-    int run = 0, passed = 0;
-    for (size_t i = 0; i < NTESTS; i++) {
-        const struct stride_test *t = &tests[i];
-        if (!harness_selected(only, t->name))
-            continue;
-        char plist[64];
-        snprintf(plist, sizeof plist, "%s", pages);
-        for (char *save, *ps = strtok_r(plist, ",", &save); ps; ps = strtok_r(NULL, ",", &save)) {
-            size_t page = harness_parse_size(ps), budget = page >= (64u << 10) ? 4u << 20 : 256u << 10;
-            struct job j;
-            seed = 0x9e3779b97f4a7c15ull;
-            t->make(&j, page);
-            size_t ws = job_ws(&j);
-            job_release_inputs(&j);
-            char e_mem[64], e_page[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
-            snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
-            snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", page);
-            snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-            const char *env[] = {e_mem, e_page, e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", "VAST_LOG=info", NULL};
-            char *args[] = {argv[0], "--child", (char *)t->name, ps, flipped, NULL};
-            struct child_result r;
-            if (harness_spawn(args, env, 300, &r) != 0)
-                return perror("spawn"), 2;
-            run++;
-            passed += judge(t, page, budget, ws, &r, flip);
-            free(r.out);
-        }
-    }
-    printf("%d/%d runs as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    static const struct harness_prog prog = {
+        tests, NTESTS, sizeof tests[0], "runs", {.pages = "4K,64K"}, true, make, NULL, runs, judge};
+    return harness_main(argc, argv, &prog);
 }

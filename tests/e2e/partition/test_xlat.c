@@ -53,22 +53,8 @@ static void *rnd_bytes(size_t n)
         v[i] = (unsigned char)harness_rand(&seed);
     return v;
 }
-static void *rnd_f32(size_t n)
-{
-    float *v = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)((double)(harness_rand(&seed) >> 40) / (double)(1 << 23) - 1.0);
-    return v;
-}
-static void *poison(size_t bytes)
-{
-    void *v = malloc(bytes);
-    memset(v, 0xA5, bytes);
-    return v;
-}
-
-#define BUF(n, p) ((struct jarg){JA_BUF, (n), (p)})
-#define SCAL(v) ((struct jarg){JA_SCALAR, sizeof(v), &(v)})
+static void *rnd_f32(size_t n) { return harness_rnd_f32(&seed, n); }
+static void *poison(size_t bytes) { return harness_poison(bytes); }
 
 /* ---- faulted work-groups ---- */
 static const size_t fn = 64u << 10, fm = 256u << 10; /* work-items; gathered table entries */
@@ -246,113 +232,44 @@ static const struct xlat_test tests[] = {
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
-static size_t job_ws(const struct job *j)
+/* The test's job, seeded as in every run: VAST must run it. */
+static void make(const void *c, const char *arg, struct harness_twin *tw)
 {
-    size_t ws = 0;
-    for (unsigned a = 0; a < j->nargs; a++)
-        if (j->args[a].kind == JA_BUF)
-            ws += j->args[a].bytes;
-    return ws;
-}
-
-static void job_release_inputs(struct job *j)
-{
-    for (unsigned a = 0; a < j->nargs; a++)
-        if (j->args[a].kind == JA_BUF)
-            free((void *)j->args[a].data);
-}
-
-static int child(const struct xlat_test *t, int flip)
-{
-    struct job j;
+    (void)arg;
     seed = 0x2545f4914f6cdd1dull;
-    t->make(&j);
-    struct clenv pocl, vast;
-    clenv_open(&pocl, "Portable");
-    clenv_open(&vast, "VAST");
-    unsigned char *want[10] = {0}, *got[10] = {0};
-    cl_int err = job_run(&pocl, &j, want);
-    if (err != CL_SUCCESS)
-        return printf("  %s: PoCL itself failed: %s\n", t->name, cl_status_name(err)), 3;
-    err = job_run(&vast, &j, got);
-    int bad = 0;
-    if (err != CL_SUCCESS) {
-        bad = printf("  %s: VAST failed: %s\n", t->name, cl_status_name(err));
-    } else {
-        if (flip) {
-            unsigned big = 0;
-            for (unsigned a = 0; a < j.nargs; a++)
-                if (j.args[a].kind == JA_BUF && j.args[a].bytes > j.args[big].bytes)
-                    big = a;
-            got[big][j.args[big].bytes / 2] ^= 0x01;
-        }
-        bad = job_compare(&j, want, got, "VAST vs PoCL");
-    }
-    job_free(&j, want);
-    job_free(&j, got);
-    job_release_inputs(&j);
-    clenv_close(&pocl);
-    clenv_close(&vast);
-    return bad ? 1 : 0;
+    ((const struct xlat_test *)c)->make(&tw->job);
 }
 
-static int judge(const struct xlat_test *t, size_t budget, const struct child_result *r, int flip)
+/* One run with 4 KiB pages at a fraction of the data. */
+static int runs(const void *c, const struct harness_opts *o, struct harness_run *out, size_t max)
 {
-    char why[256] = "";
-    long long parts = harness_stat(r->out, t->kernel, "partitioned", "partitions");
-    long long faults = harness_stat(r->out, t->kernel, "partitioned", "faults");
-    if (r->status != 0)
-        snprintf(why, sizeof why, "child exit status %d%s", r->status,
-                 r->status == 124 ? " (timeout: a runaway loop?)" : r->status > 128 ? " (crashed)" : "");
-    else if (parts < 2)
-        snprintf(why, sizeof why, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
+    (void)o, (void)max;
+    struct harness_twin tw = {0};
+    make(c, NULL, &tw);
+    out[0] = (struct harness_run){.name = ((const struct xlat_test *)c)->name, .page = 4096, .quiet = true,
+                                  .timeout_s = 60, .ws = job_ws(&tw.job)};
+    out[0].budget = harness_budget(out[0].ws, ((const struct xlat_test *)c)->frac, 4096);
+    job_free_inputs(&tw.job);
+    return 1;
+}
+
+/* Partitioned, and where the test says so with faults (a timeout: most likely a runaway loop). */
+static void judge(const void *c, const struct harness_run *run, const char *out, char *why, size_t n, char *what,
+                  size_t nwhat)
+{
+    const struct xlat_test *t = c;
+    long long parts = harness_stat(out, t->kernel, "partitioned", "partitions");
+    long long faults = harness_stat(out, t->kernel, "partitioned", "faults");
+    snprintf(what, nwhat, "%-16s budget %6zuK partitions=%lld faults=%lld", t->name, run->budget >> 10, parts, faults);
+    if (parts < 2)
+        snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", t->kernel);
     else if (t->faults && faults <= 0)
-        snprintf(why, sizeof why, "faults=%lld: no work-group faulted, the case proves nothing", faults);
-    int ok = flip ? strstr(r->out, "differs at byte") != NULL && r->status != 0 : why[0] == '\0';
-    printf("%s %-16s budget %6zuK partitions=%lld faults=%lld%s%s\n", ok ? "ok  " : "FAIL", t->name, budget >> 10,
-           parts, faults, flip || why[0] ? ": " : "",
-           flip ? (ok ? "flipped byte detected" : "flipped byte NOT detected") : why);
-    if (!ok || getenv("PARTITION_VERBOSE"))
-        harness_dump(r->out);
-    return ok;
+        snprintf(why, n, "faults=%lld: no work-group faulted, the case proves nothing", faults);
 }
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 4 && !strcmp(argv[1], "--child")) {
-        for (size_t i = 0; i < NTESTS; i++)
-            if (!strcmp(tests[i].name, argv[2]))
-                return child(&tests[i], atoi(argv[3]));
-        return fprintf(stderr, "unknown test %s\n", argv[2]), 2;
-    }
-    struct harness_opts opt = {0};
-    if (harness_options(argc, argv, &opt) != 0)
-        return 2;
-    const char *only = opt.only, *vendors = opt.vendors;
-    int flip = opt.flip;
-    int run = 0, passed = 0;
-    for (size_t i = 0; i < NTESTS; i++) {
-        const struct xlat_test *t = &tests[i];
-        if (!harness_selected(only, t->name))
-            continue;
-        struct job j;
-        seed = 0x2545f4914f6cdd1dull;
-        t->make(&j);
-        size_t page = 4096, budget = harness_budget(job_ws(&j), t->frac, page);
-        job_release_inputs(&j);
-        char e_mem[64], e_icd[1024], flipped[2] = {(char)('0' + flip), 0};
-        snprintf(e_mem, sizeof e_mem, "VAST_DEVICE_MEMORY=%zu", budget);
-        snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", vendors);
-        const char *env[] = {e_mem, "VAST_PAGE_SIZE=4096", e_icd, "VAST_STATS=1", "VAST_FORCE_PAGED=0", NULL};
-        char *args[] = {argv[0], "--child", (char *)t->name, flipped, NULL};
-        struct child_result r;
-        if (harness_spawn(args, env, 60, &r) != 0)
-            return perror("spawn"), 2;
-        run++;
-        passed += judge(t, budget, &r, flip);
-        free(r.out);
-    }
-    printf("%d/%d runs as expected\n", passed, run);
-    return run > 0 && passed == run ? 0 : 1;
+    static const struct harness_prog prog = {
+        tests, NTESTS, sizeof tests[0], "runs", {0}, false, make, NULL, runs, judge};
+    return harness_main(argc, argv, &prog);
 }

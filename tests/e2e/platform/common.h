@@ -1,7 +1,7 @@
 /*
  * common.h: what the platform e2e tests share: the VAST platform and device (these tests link
  * VAST itself, vast_core, so every cl* call is VAST's and VAST finds PoCL on its own), a
- * context/queue pair, and a small kernel.
+ * context on it, programs built for it, and a small kernel.
  */
 #ifndef VAST_TEST_PLATFORM_COMMON_H
 #define VAST_TEST_PLATFORM_COMMON_H
@@ -44,6 +44,25 @@ static inline cl_device_id test_device(cl_platform_id p)
     cl_device_id d = NULL;
     CHECK_CL(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
     return d;
+}
+
+/* A context on device d alone. */
+static inline cl_context test_context(cl_device_id d)
+{
+    cl_int err;
+    cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    CHECK_CL(err);
+    return c;
+}
+
+/* The program of `source`, built for device d of context c. */
+static inline cl_program test_program(cl_context c, cl_device_id d, const char *source)
+{
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(c, 1, &source, NULL, &err);
+    CHECK_CL(err);
+    CHECK_CL(clBuildProgram(p, 1, &d, NULL, NULL, NULL));
+    return p;
 }
 
 #endif

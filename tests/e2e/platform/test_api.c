@@ -7,6 +7,7 @@
  */
 #include "common.h"
 #include "interpose/object.h"
+#include "vast_cmocka.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -294,9 +295,7 @@ static void test_api_details(void **state)
     assert_int_equal(clGetImageInfo(m, CL_IMAGE_WIDTH, sizeof width, &width, NULL), CL_INVALID_MEM_OBJECT);
 
     /* An NDRange of size 0 is valid from OpenCL 2.1 on: nothing runs, the event completes. */
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &test_kernel_source, NULL, &err);
-    CHECK_CL(err);
-    CHECK_CL(clBuildProgram(prog, 1, &device, NULL, NULL, NULL));
+    cl_program prog = test_program(ctx, device, test_kernel_source);
     cl_kernel k = clCreateKernel(prog, "scale", &err);
     CHECK_CL(err);
     cl_int factor = 3;
@@ -419,18 +418,7 @@ static void test_native_kernel(void **state)
     CHECK_CL(clReleaseMemObject(buf));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_platform_and_device_identity),
-        cmocka_unit_test(test_queries_return_vast_handles),
-        cmocka_unit_test(test_invalid_handles),
-        cmocka_unit_test(test_callbacks_get_vast_handles),
-        cmocka_unit_test(test_compile_and_link),
-        cmocka_unit_test(test_sub_devices_images_samplers),
-        cmocka_unit_test(test_native_kernel),
-        cmocka_unit_test(test_api_details),
-    };
-    int failed = cmocka_run_group_tests(tests, setup, teardown);
-    return failed;
-}
+VAST_CMOCKA_MAIN(setup, teardown,
+                 test_platform_and_device_identity, test_queries_return_vast_handles, test_invalid_handles,
+                 test_callbacks_get_vast_handles, test_compile_and_link, test_sub_devices_images_samplers,
+                 test_native_kernel, test_api_details)

@@ -22,8 +22,7 @@ static cl_device_id device;
 static void one_round(int seed)
 {
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_CL(err);
+    cl_context ctx = test_context(device);
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, NULL, &err);
     CHECK_CL(err);
     int *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out);
@@ -35,9 +34,7 @@ static void one_round(int seed)
     CHECK_CL(err);
     int poison = -1;
     CHECK_CL(clEnqueueFillBuffer(q, b, &poison, sizeof poison, 0, N * sizeof *out, 0, NULL, NULL));
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &test_kernel_source, NULL, &err);
-    CHECK_CL(err);
-    CHECK_CL(clBuildProgram(prog, 1, &device, NULL, NULL, NULL));
+    cl_program prog = test_program(ctx, device, test_kernel_source);
     cl_kernel k = clCreateKernel(prog, "scale", &err);
     CHECK_CL(err);
     int factor = seed % 13 + 2;

@@ -9,6 +9,7 @@
  * host's own computation.
  */
 #include "../platform/common.h"
+#include "vast_cmocka.h"
 
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -41,22 +42,13 @@ static const char *source =
 
 static uint32_t word(size_t i, uint32_t seed) { return (uint32_t)(i * 2654435761u) ^ seed; }
 
-static cl_program build(cl_context c)
-{
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(c, 1, &source, NULL, &err);
-    CHECK_CL(err);
-    CHECK_CL(clBuildProgram(p, 1, &device, NULL, NULL, NULL));
-    return p;
-}
+static cl_program build(cl_context c) { return test_program(c, device, source); }
 
 static int setup(void **state)
 {
     (void)state;
     device = test_device(test_platform());
-    cl_int err;
-    ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_CL(err);
+    ctx = test_context(device);
     program = build(ctx);
     return 0;
 }
@@ -595,8 +587,7 @@ static void test_release_while_pending(void **state)
     (void)state;
     enum { W = 768u << 10 }; /* 3 MiB */
     cl_int err;
-    cl_context c2 = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_CL(err);
+    cl_context c2 = test_context(device);
     cl_command_queue q = clCreateCommandQueue(c2, device, 0, &err);
     CHECK_CL(err);
     cl_program p = build(c2);
@@ -633,8 +624,7 @@ static void test_two_contexts(void **state)
     (void)state;
     enum { W = 384u << 10 };
     cl_int err;
-    cl_context c2 = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_CL(err);
+    cl_context c2 = test_context(device);
     cl_context cs[2] = {ctx, c2};
     cl_command_queue qs[2];
     cl_program ps[2] = {program, build(c2)};
@@ -712,18 +702,7 @@ static void test_nonblocking_map(void **state)
     free(got);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pipeline_two_queues),
-        cmocka_unit_test(test_out_of_order_diamond),
-        cmocka_unit_test(test_user_event_gates_100),
-        cmocka_unit_test(test_callbacks_counted),
-        cmocka_unit_test(test_profiling_timestamps),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_release_while_pending),
-        cmocka_unit_test(test_two_contexts),
-        cmocka_unit_test(test_nonblocking_map),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+VAST_CMOCKA_MAIN(setup, teardown,
+                 test_pipeline_two_queues, test_out_of_order_diamond, test_user_event_gates_100, test_callbacks_counted,
+                 test_profiling_timestamps, test_errors, test_release_while_pending, test_two_contexts,
+                 test_nonblocking_map)

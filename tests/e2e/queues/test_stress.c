@@ -156,12 +156,9 @@ int main(int argc, char **argv)
     const char *env = getenv("VAST_STRESS_SECONDS");
     seconds = argc > 1 ? atof(argv[1]) : env != NULL ? atof(env) : 30.0;
     device = test_device(test_platform());
+    ctx = test_context(device);
+    program = test_program(ctx, device, source);
     cl_int err;
-    ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_CL(err);
-    program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
-    CHECK_CL(err);
-    CHECK_CL(clBuildProgram(program, 1, &device, NULL, NULL, NULL));
     uint32_t *init = malloc(SRC_WORDS * 4);
     for (size_t i = 0; i < SRC_WORDS; i++)
         init[i] = word(i);

@@ -7,6 +7,7 @@
  * USE_HOST_PTR buffer; the specification's error codes for bad arguments.
  */
 #include "../platform/common.h"
+#include "vast_cmocka.h"
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -42,14 +43,11 @@ static int setup(void **state)
 {
     (void)state;
     device = test_device(test_platform());
+    ctx = test_context(device);
     cl_int err;
-    ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK_CL(err);
     queue = clCreateCommandQueue(ctx, device, 0, &err);
     CHECK_CL(err);
-    cl_program p = clCreateProgramWithSource(ctx, 1, &bump_source, NULL, &err);
-    CHECK_CL(err);
-    CHECK_CL(clBuildProgram(p, 1, &device, NULL, NULL, NULL));
+    cl_program p = test_program(ctx, device, bump_source);
     bump = clCreateKernel(p, "bump", &err);
     CHECK_CL(err);
     CHECK_CL(clReleaseProgram(p));
@@ -314,12 +312,6 @@ static void test_errors(void **state)
     CHECK_CL(clReleaseMemObject(big));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_8x_budget),          cmocka_unit_test(test_64x_budget),
-        cmocka_unit_test(test_larger_than_real_max_alloc), cmocka_unit_test(test_copy_fill_map_rect),
-        cmocka_unit_test(test_mmapped_file),       cmocka_unit_test(test_errors),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+VAST_CMOCKA_MAIN(setup, teardown,
+                 test_8x_budget, test_64x_budget, test_larger_than_real_max_alloc, test_copy_fill_map_rect,
+                 test_mmapped_file, test_errors)

@@ -3,6 +3,7 @@
  * defaults, and bad values replaced by defaults with a reason naming the variable.
  */
 #include "base/config.h"
+#include "vast_cmocka.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -115,14 +116,4 @@ static void test_inspect(void **state)
     assert_int_equal(cfg.inspect, VAST_INSPECT_AUTO);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_values),
-        cmocka_unit_test(test_bad_values_fall_back),
-        cmocka_unit_test(test_inspect),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL, test_sizes, test_defaults, test_values, test_bad_values_fall_back, test_inspect)

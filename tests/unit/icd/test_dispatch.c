@@ -14,38 +14,40 @@
 
 #include <cmocka.h>
 
+#include "vast_cmocka.h"
+
 struct slot {
     const char *name;
     size_t offset;
     int null_allowed;
 };
 
-static const struct slot slots[] = {
+/* entries.h's rows by kind, read twice below: a slot VAST implements, one it answers with an
+ * error, one left NULL. */
+#define VAST_API(ret, name, params, args, obj) IMPLEMENTED(name)
+#define VAST_API_CUSTOM(ret, name, params, args) IMPLEMENTED(name)
+#define VAST_API_EXT(ret, name, params, args) IMPLEMENTED(name)
+#define VAST_UNSUPPORTED_INT(name, params, code) UNSUPPORTED(name)
+#define VAST_UNSUPPORTED_OBJ(ret, name, params, code) UNSUPPORTED(name)
+#define VAST_NULL_SLOT(name) NULL_SLOT(name)
+
+/* Every row, with its offset in cl_icd.h's table. */
 #define ROW(name, n) {#name, offsetof(struct _cl_icd_dispatch, name), n},
-#define VAST_API(ret, name, params, args, obj) ROW(name, 0)
-#define VAST_API_CUSTOM(ret, name, params, args) ROW(name, 0)
-#define VAST_API_EXT(ret, name, params, args) ROW(name, 0)
-#define VAST_UNSUPPORTED_INT(name, params, code) ROW(name, 0)
-#define VAST_UNSUPPORTED_OBJ(ret, name, params, code) ROW(name, 0)
-#define VAST_NULL_SLOT(name) ROW(name, 1)
+#define IMPLEMENTED(name) ROW(name, 0)
+#define UNSUPPORTED(name) ROW(name, 0)
+#define NULL_SLOT(name) ROW(name, 1)
+static const struct slot slots[] = {
 #include "interpose/entries.h"
-#undef VAST_API
-#undef VAST_API_CUSTOM
-#undef VAST_API_EXT
-#undef VAST_UNSUPPORTED_INT
-#undef VAST_UNSUPPORTED_OBJ
-#undef VAST_NULL_SLOT
 };
+#undef IMPLEMENTED
+#undef UNSUPPORTED
+#undef NULL_SLOT
 
 /* Each implementation has exactly the type of its slot (a compile-time check). */
-#define SAME_TYPE(name)                                                                           \
+#define IMPLEMENTED(name)                                                                         \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&vast_##name), cl_api_##name), #name " differs from cl_icd.h");
-#define VAST_API(ret, name, params, args, obj) SAME_TYPE(name)
-#define VAST_API_CUSTOM(ret, name, params, args) SAME_TYPE(name)
-#define VAST_API_EXT(ret, name, params, args) SAME_TYPE(name)
-#define VAST_UNSUPPORTED_INT(name, params, code)
-#define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
-#define VAST_NULL_SLOT(name)
+#define UNSUPPORTED(name)
+#define NULL_SLOT(name)
 #include "interpose/entries.h"
 
 static void test_every_slot_in_header_order(void **state)
@@ -107,13 +109,6 @@ static void test_invalid_handles_through_table(void **state)
     assert_int_equal(vast_dispatch.clGetDeviceInfo(NULL, CL_DEVICE_NAME, 0, NULL, NULL), CL_INVALID_DEVICE);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_slot_in_header_order),
-        cmocka_unit_test(test_table_filled),
-        cmocka_unit_test(test_unsupported_entries_answer_errors),
-        cmocka_unit_test(test_invalid_handles_through_table),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_every_slot_in_header_order, test_table_filled, test_unsupported_entries_answer_errors,
+                 test_invalid_handles_through_table)

@@ -4,6 +4,7 @@
  * without duplicates; and the VAST_BACKEND selector's two forms.
  */
 #include "icd/vendors.h"
+#include "vast_cmocka.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -122,13 +123,6 @@ static void test_selector_forms(void **state)
     assert_false(vast_vendors_selector_is_path("Portable Computing"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_icd_file),
-        cmocka_unit_test(test_collect_order_and_duplicates),
-        cmocka_unit_test(test_collect_vendors_as_file_and_nothing_set),
-        cmocka_unit_test(test_selector_forms),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+VAST_CMOCKA_MAIN(setup, teardown,
+                 test_read_icd_file, test_collect_order_and_duplicates, test_collect_vendors_as_file_and_nothing_set,
+                 test_selector_forms)

@@ -6,6 +6,7 @@
  */
 #include "interpose/api.h"
 #include "interpose/check.h"
+#include "vast_cmocka.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -164,12 +165,6 @@ static void test_wait_lists(void **state)
     vast_object_release(&other->obj);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_validation),       cmocka_unit_test(test_refcount_threads),
-        cmocka_unit_test(test_quarantine_recycles), cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_info_answer),      cmocka_unit_test(test_wait_lists),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_validation, test_refcount_threads, test_quarantine_recycles, test_registry, test_info_answer,
+                 test_wait_lists)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "interpose/progbin.h"
+#include "vast_cmocka.h"
 
 static const unsigned char real_bin[] = {0x7f, 'E', 'L', 'F', 1, 2, 3, 0, 0, 9};
 
@@ -68,8 +69,4 @@ static void test_damage(void **state)
     free(c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_damage)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL, test_roundtrip, test_damage)

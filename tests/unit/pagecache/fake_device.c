@@ -2,6 +2,8 @@
  * fake_lanes.c's deferred lanes instead of moving bytes at once. */
 #include "fake_device.h"
 #include "fake_lanes.h"
+#include "framepool.h"
+#include "hostcopy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,22 @@ void fake_device_init(struct fake_device *d)
     atomic_store(&d->fail_pin_after, -1);
     atomic_store(&d->fail_ticket_after, -1);
     atomic_store(&d->fail_slot_alloc_after, -1);
+}
+
+struct vast_pool *fake_pool_open(struct fake_device *d, size_t page, size_t frames, size_t chunk_frames)
+{
+    struct vast_pool *pool = NULL;
+    fake_device_init(d);
+    if (pagecache_create_pool(&fake_device_ops, d, frames * page, page, chunk_frames * page, &pool) != 0)
+        return NULL;
+    return pool;
+}
+
+int fake_host_copy_teardown(void **state)
+{
+    (void)state;
+    pagecache_host_copy_shutdown();
+    return 0;
 }
 
 int fake_device_enable_staging(struct fake_device *d, const struct vast_staging_config *cfg)

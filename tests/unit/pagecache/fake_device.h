@@ -17,6 +17,8 @@
 #include "devops.h"
 #include "staging.h"
 
+struct vast_pool;
+
 struct fake_chunk {
     unsigned char *mem;
     size_t size;
@@ -55,6 +57,13 @@ void fake_device_reset_counts(struct fake_device *d);
 int fake_device_enable_staging(struct fake_device *d, const struct vast_staging_config *cfg);
 /* Destroys the staging object, if any. */
 void fake_device_fini(struct fake_device *d);
+
+/* d initialised and a pool over it (fake_device_ops): `frames` frames of `page` bytes, in
+ * chunks of at most `chunk_frames`; NULL when the pool cannot be made. */
+struct vast_pool *fake_pool_open(struct fake_device *d, size_t page, size_t frames, size_t chunk_frames);
+
+/* A cmocka group tear-down for programs that used the host copy pool: its threads end. */
+int fake_host_copy_teardown(void **state);
 /* Device memory of a frame location (tests play "kernel" through it). */
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk);
 

@@ -20,6 +20,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 #define GRAN ((size_t)16 << 10) /* 4 pages per pin granule */
@@ -96,9 +97,8 @@ static void test_pinned_without_transfer(void **state)
 {
     (void)state;
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 16 * PG, PG, 16 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 16, 16);
+    assert_non_null(pool);
     size_t own_size = 8 * GRAN - 1000, app_size = 5 * GRAN + 123;
     struct vast_backing *own = new_store(own_size), *app;
     char *mem = malloc(app_size);
@@ -295,9 +295,8 @@ static void test_transfers_race_worker(void **state)
 {
     (void)state;
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 256 * PG, PG, 256 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 256, 256);
+    assert_non_null(pool);
     for (int iter = 0; iter < 20; iter++) {
         struct vast_backing *b = new_store(32 * GRAN);
         struct tracker t;
@@ -334,9 +333,8 @@ static void test_transfer_waits_only_for_its_granule(void **state)
 {
     (void)state;
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 64 * PG, PG, 64 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 64, 64);
+    assert_non_null(pool);
     struct vast_backing *b = new_store(8 * GRAN);
     struct tracker t;
     track(&dev, &t, b);
@@ -375,16 +373,6 @@ static void test_transfer_waits_only_for_its_granule(void **state)
     pagecache_destroy_pool(pool);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pinned_without_transfer),
-        cmocka_unit_test(test_destroy_while_pinning),
-        cmocka_unit_test(test_destroy_race),
-        cmocka_unit_test(test_no_pin_host),
-        cmocka_unit_test(test_refused_pin_stops_store),
-        cmocka_unit_test(test_transfers_race_worker),
-        cmocka_unit_test(test_transfer_waits_only_for_its_granule),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_pinned_without_transfer, test_destroy_while_pinning, test_destroy_race, test_no_pin_host,
+                 test_refused_pin_stops_store, test_transfers_race_worker, test_transfer_waits_only_for_its_granule)

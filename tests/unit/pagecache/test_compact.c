@@ -16,6 +16,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 #define NBUF 3
@@ -106,6 +107,15 @@ static void check_host(struct fixture *fx)
     }
 }
 
+/* The last checks of a test, then the fixture goes: the pool's bookkeeping and bytes, the
+ * host's copies. */
+static void finish(struct fixture *fx)
+{
+    check_pool(fx);
+    check_host(fx);
+    teardown_fx(fx);
+}
+
 /* A "kernel" writes page p of buffer b on the device: dirty, and the model follows. */
 static void device_write(struct fixture *fx, int b, size_t p, unsigned char v)
 {
@@ -156,9 +166,7 @@ static void test_scattered_free(void **state)
     pagecache_count_frames(fx->pool, &valid, &dirty, &pinned);
     assert_int_equal(pinned, 10);
     pagecache_unpin_range(fx->buf[1], 5, 10);
-    check_pool(fx);
-    check_host(fx); /* the dirty pages it evicted reached the host */
-    teardown_fx(fx);
+    finish(fx); /* the dirty pages it evicted reached the host */
 }
 
 /* The range's own pages scattered and dirty: they move into the run through the host. */
@@ -174,9 +182,7 @@ static void test_own_pages_move(void **state)
     assert_int_not_equal(pagecache_page_frame(fx->buf[1], 1), pagecache_page_frame(fx->buf[1], 0) + 1);
     assert_int_equal(pagecache_make_contiguous(fx->buf[1], 0, 8, 0, NULL), 0);
     check_run(fx, 1, 0, 8, NULL);
-    check_pool(fx); /* the moved pages hold the device's bytes, not the host's old ones */
-    check_host(fx);
-    teardown_fx(fx);
+    finish(fx); /* the moved pages hold the device's bytes, not the host's old ones */
 }
 
 /* Already a run: nothing moves. Pinned frames are never taken; own pinned pages fix it. */
@@ -217,9 +223,7 @@ static void test_pins(void **state)
     pagecache_unpin_range(fx->buf[1], 3, 1);
     assert_int_equal(pagecache_make_contiguous(fx->buf[1], 0, 4, 0, NULL), 0);
     check_run(fx, 1, 0, 4, NULL);
-    check_pool(fx);
-    check_host(fx);
-    teardown_fx(fx);
+    finish(fx);
 }
 
 /* Cheapest window: free frames before clean pages before dirty ones; PACK takes the lowest;
@@ -247,9 +251,7 @@ static void test_window_choice(void **state)
     assert_int_equal(pagecache_make_contiguous(fx->buf[2], 10, 9, 0, NULL), VAST_PC_ERR_NO_FRAMES);
     assert_int_equal(pagecache_make_contiguous(fx->buf[2], 10, 4, VAST_PC_PACK, NULL), 0);
     assert_int_equal(pagecache_page_frame(fx->buf[2], 10), 0); /* lowest, dirty or not */
-    check_pool(fx);
-    check_host(fx);
-    teardown_fx(fx);
+    finish(fx);
 }
 
 /* A failed write-back leaves everything where it was; a failed load loses nothing either. */
@@ -285,9 +287,7 @@ static void test_failures(void **state)
     check_host(fx);
     assert_int_equal(pagecache_make_contiguous(fx->buf[1], 0, 6, 0, NULL), 0);
     check_run(fx, 1, 0, 6, NULL);
-    check_pool(fx);
-    check_host(fx);
-    teardown_fx(fx);
+    finish(fx);
 }
 
 /* Random steps over three buffers in two chunks: loads, device writes, host writes,
@@ -341,12 +341,5 @@ static void test_model(void **state)
     teardown_fx(fx);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scattered_free), cmocka_unit_test(test_own_pages_move),
-        cmocka_unit_test(test_pins),           cmocka_unit_test(test_window_choice),
-        cmocka_unit_test(test_failures),       cmocka_unit_test(test_model),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_scattered_free, test_own_pages_move, test_pins, test_window_choice, test_failures, test_model)

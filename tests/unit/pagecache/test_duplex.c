@@ -19,6 +19,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 #define NRANDOM 6 /* random interleavings per test */
@@ -180,36 +181,35 @@ static void streaming(enum fake_order order, unsigned seed)
     dx_close(t);
 }
 
-/* One call evicting many dirty pages: 24 dirty pages resident, then 24 others loaded in one
- * make_resident, 8 windows of 3; then they are all read back. */
-static void one_big_call(enum fake_order order, unsigned seed)
+/* n dirty pages resident (the frames hold n), then n others loaded in one make_resident: the
+ * write-backs go out in `windows` windows, every one but the last beside a load of
+ * `overlap_pages` pages in all; then they are all read back. */
+static void evict_in_windows(enum fake_order order, unsigned seed, size_t n, size_t window_pages, size_t pages,
+                             uint64_t windows, size_t overlap_pages)
 {
-    struct dx *t = dx_open(order, seed, 24, 24, 3, 64);
-    kernel_write(t, &t->y, 0, 24, 5);
-    kernel_write(t, &t->y, 24, 24, 9);
+    struct dx *t = dx_open(order, seed, n, n, window_pages, pages);
+    kernel_write(t, &t->y, 0, n, 5);
+    kernel_write(t, &t->y, n, n, 9);
     struct vast_pool_stats st;
     pagecache_get_pool_stats(t->pool, &st);
-    assert_int_equal(st.dirty_evictions, 24);
-    assert_int_equal(st.unordered_d2h_transfers, 8);
-    assert_int_equal(st.overlap_h2d_bytes, 7 * 3 * PG); /* all windows but the last */
+    assert_int_equal(st.dirty_evictions, n);
+    assert_int_equal(st.unordered_d2h_transfers, windows);
+    assert_int_equal(st.overlap_h2d_bytes, overlap_pages * PG);
     check_store(t, &t->y);
     dx_close(t);
+}
+
+/* One call evicting many dirty pages: 24 and 24, 8 windows of 3. */
+static void one_big_call(enum fake_order order, unsigned seed)
+{
+    evict_in_windows(order, seed, 24, 3, 64, 8, 7 * 3);
 }
 
 /* A call with less to write back than four windows of the configured size (8 MiB) cuts it
  * into about four, none below 1 MiB (256 pages here): 1280 dirty victims, windows of 320. */
 static void adaptive_window(enum fake_order order, unsigned seed)
 {
-    struct dx *t = dx_open(order, seed, 1280, 1280, 2048, 2560);
-    kernel_write(t, &t->y, 0, 1280, 1);
-    kernel_write(t, &t->y, 1280, 1280, 2);
-    struct vast_pool_stats st;
-    pagecache_get_pool_stats(t->pool, &st);
-    assert_int_equal(st.dirty_evictions, 1280);
-    assert_int_equal(st.unordered_d2h_transfers, 4);
-    assert_int_equal(st.overlap_h2d_bytes, 3 * 320 * PG);
-    check_store(t, &t->y);
-    dx_close(t);
+    evict_in_windows(order, seed, 1280, 2048, 2560, 4, 3 * 320);
 }
 
 static void test_streaming_dirty(void **state)
@@ -407,22 +407,12 @@ static void test_simplex_switch(void **state)
     assert_int_equal(st.overlap_h2d_bytes, 0);
     dx_close(t);
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 4 * PG, PG, 4 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 4, 4);
+    assert_non_null(pool);
     pagecache_configure_duplex(pool, PG);
     assert_int_equal(atomic_load(&pool->duplex_pages), 0);
     pagecache_destroy_pool(pool);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_streaming_dirty),
-        cmocka_unit_test(test_flush_after_load),
-        cmocka_unit_test(test_faults),
-        cmocka_unit_test(test_wait_covers_both),
-        cmocka_unit_test(test_simplex_switch),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_streaming_dirty, test_flush_after_load, test_faults, test_wait_covers_both, test_simplex_switch)

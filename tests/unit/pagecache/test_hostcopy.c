@@ -20,6 +20,7 @@
 #include "copypool.h"
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 
@@ -363,9 +364,8 @@ static void test_threads_share_pool(void **state)
     (void)state;
     force_parallel(3);
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 32 * PG, PG, 16 * PG, &pool), 0);
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 32, 16);
+    assert_non_null(pool);
     struct worker w[4];
     pthread_t th[4];
     for (int t = 0; t < 4; t++) {
@@ -429,16 +429,6 @@ static void test_backing_huge(void **state)
     pagecache_destroy_backing(b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy_pool_odd),
-        cmocka_unit_test(test_host_copy_fns),
-        cmocka_unit_test(test_buffers_parallel),
-        cmocka_unit_test(test_threads_share_pool),
-        cmocka_unit_test(test_backing_huge),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    pagecache_host_copy_shutdown();
-    return rc;
-}
+VAST_CMOCKA_MAIN(NULL, fake_host_copy_teardown,
+                 test_copy_pool_odd, test_host_copy_fns, test_buffers_parallel, test_threads_share_pool,
+                 test_backing_huge)

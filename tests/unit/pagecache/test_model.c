@@ -23,6 +23,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 
@@ -386,18 +387,6 @@ static void test_model_threads_parallel_copy(void **state)
     parallel_host_copies(0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_single),
-        cmocka_unit_test(test_model_threads),
-        cmocka_unit_test(test_model_single_staged),
-        cmocka_unit_test(test_model_threads_staged),
-        cmocka_unit_test(test_model_single_parallel_copy),
-        cmocka_unit_test(test_model_threads_parallel_copy),
-        cmocka_unit_test(test_model_duplex),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    pagecache_host_copy_shutdown();
-    return rc;
-}
+VAST_CMOCKA_MAIN(NULL, fake_host_copy_teardown,
+                 test_model_single, test_model_threads, test_model_single_staged, test_model_threads_staged,
+                 test_model_single_parallel_copy, test_model_threads_parallel_copy, test_model_duplex)

@@ -14,6 +14,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "vast_cmocka.h"
 
 #define PG 4096u
 
@@ -377,10 +378,9 @@ static void test_backing(void **state)
     assert_true(rss_bytes() < before + (64u << 20));
     /* lazy pin granules through a pool */
     struct fake_device dev;
-    fake_device_init(&dev);
-    struct vast_pool *pool;
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 16, 16);
+    assert_non_null(pool);
     struct vast_pc_buffer *buf;
-    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 16 * PG, PG, 16 * PG, &pool), 0);
     pagecache_set_pin_granule(b, 1 << 20);
     assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
     assert_int_equal(pagecache_make_resident(buf, 300, 2, 0, NULL), 0);
@@ -398,21 +398,7 @@ static void test_backing(void **state)
     pagecache_destroy_backing(b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geometry),
-        cmocka_unit_test(test_coalescing),
-        cmocka_unit_test(test_coalescing_chunks),
-        cmocka_unit_test(test_streaming_runs),
-        cmocka_unit_test(test_clock_order),
-        cmocka_unit_test(test_pins_never_evicted),
-        cmocka_unit_test(test_out_of_frames),
-        cmocka_unit_test(test_writeback_fault),
-        cmocka_unit_test(test_host_write_update),
-        cmocka_unit_test(test_map_discard),
-        cmocka_unit_test(test_sub_buffer),
-        cmocka_unit_test(test_backing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs, test_clock_order,
+                 test_pins_never_evicted, test_out_of_frames, test_writeback_fault, test_host_write_update,
+                 test_map_discard, test_sub_buffer, test_backing)

@@ -24,6 +24,7 @@
 #include "fake_device.h"
 #include "pagecache.h"
 #include "staging.h"
+#include "vast_cmocka.h"
 
 #define SLOT ((size_t)256 << 10) /* 4 copy parts of VAST_COPY_MIN_PART: every thread works */
 #define POISON 0xA5
@@ -520,18 +521,7 @@ static void test_pagecache_failed_staged_writeback(void **state)
     pc_rig_free(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy_pool_sizes),
-        cmocka_unit_test(test_copy_pool_concurrent_callers),
-        cmocka_unit_test(test_staged_sizes),
-        cmocka_unit_test(test_devops_route),
-        cmocka_unit_test(test_declined),
-        cmocka_unit_test(test_fail_middle_slot),
-        cmocka_unit_test(test_concurrent_callers),
-        cmocka_unit_test(test_pagecache_failed_staged_load),
-        cmocka_unit_test(test_pagecache_failed_staged_writeback),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_copy_pool_sizes, test_copy_pool_concurrent_callers, test_staged_sizes, test_devops_route,
+                 test_declined, test_fail_middle_slot, test_concurrent_callers, test_pagecache_failed_staged_load,
+                 test_pagecache_failed_staged_writeback)

@@ -12,6 +12,8 @@
 
 #include "MatrixMul/matrixmul_kernel.h"
 #include "translate.h"
+#include "tr.h"
+#include "vast_cmocka.h"
 
 enum { C = TRANSLATE_AOP_CONST, ARG = TRANSLATE_AOP_ARG, GID = TRANSLATE_AOP_GLOBAL_ID,
        LID = TRANSLATE_AOP_LOCAL_ID, LOOP = TRANSLATE_AOP_LOOP, CAST = TRANSLATE_AOP_CAST,
@@ -28,14 +30,7 @@ enum { R = TRANSLATE_READ, W = TRANSLATE_WRITE, RW = TRANSLATE_READ | TRANSLATE_
 /* The tail of every subscript site: index as long, times the element size. */
 #define SCALE(n) S64(CAST, 0), S64(C, n), S64(MUL, 0)
 
-static struct translate_result *tr(const char *src)
-{
-    struct translate_options o = {NULL, "cl_khr_fp64", 0, "t.cl"};
-    struct translate_result *r = NULL;
-    if (translate_program(src, &o, &r) != 0)
-        fail_msg("translation failed: %s", r->error);
-    return r;
-}
+static struct translate_result *tr(const char *src) { return tr_program(src, NULL); }
 
 static const struct translate_kernel *kernel(const struct translate_result *r, const char *name)
 {
@@ -342,16 +337,6 @@ static void test_ranges(void **state)
     translate_result_free(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_saxpy),
-        cmocka_unit_test(test_matrixmul),
-        cmocka_unit_test(test_locals_2d),
-        cmocka_unit_test(test_loops),
-        cmocka_unit_test(test_vectors_atomics_ternary),
-        cmocka_unit_test(test_unsupported),
-        cmocka_unit_test(test_ranges),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_saxpy, test_matrixmul, test_locals_2d, test_loops, test_vectors_atomics_ternary, test_unsupported,
+                 test_ranges)

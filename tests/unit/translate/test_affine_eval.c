@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "translate.h"
+#include "vast_cmocka.h"
 
 #define U64(o, v) {TRANSLATE_AOP_##o, 64, 0, v}
 #define S64(o, v) {TRANSLATE_AOP_##o, 64, 1, v}
@@ -208,14 +209,6 @@ static void test_refused(void **state)
     assert_int_equal(translate_affine_ranges(&a5, &l, 4096, collect, &g), -1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_contiguous_exact),
-        cmocka_unit_test(test_strided_refined),
-        cmocka_unit_test(test_matrixmul_loop),
-        cmocka_unit_test(test_remainder_and_shifts),
-        cmocka_unit_test(test_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_contiguous_exact, test_strided_refined, test_matrixmul_loop, test_remainder_and_shifts,
+                 test_refused)

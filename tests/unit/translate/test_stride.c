@@ -14,15 +14,10 @@
 #include <string.h>
 
 #include "translate.h"
+#include "tr.h"
+#include "vast_cmocka.h"
 
-static struct translate_result *tr(const char *src)
-{
-    struct translate_options o = {NULL, "cl_khr_fp64", 0, "t.cl"};
-    struct translate_result *r = NULL;
-    if (translate_program(src, &o, &r) != 0)
-        fail_msg("translation failed: %s", r->error);
-    return r;
-}
+static struct translate_result *tr(const char *src) { return tr_program(src, NULL); }
 
 /* iteration_ranges of the program's only kernel (paged_ok required). */
 static int ranges_of(const char *src)
@@ -188,13 +183,4 @@ static void test_ineligible(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pyopencl_elementwise),
-        cmocka_unit_test(test_no_jump),
-        cmocka_unit_test(test_eligible_shapes),
-        cmocka_unit_test(test_ineligible),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL, test_pyopencl_elementwise, test_no_jump, test_eligible_shapes, test_ineligible)

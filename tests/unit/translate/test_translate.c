@@ -10,16 +10,10 @@
 #include <string.h>
 
 #include "translate.h"
+#include "tr.h"
+#include "vast_cmocka.h"
 
-static struct translate_result *tr(const char *src, const char *opts)
-{
-    struct translate_options o = {opts, "cl_khr_fp64", 0, "t.cl"};
-    struct translate_result *r = NULL;
-    int rc = translate_program(src, &o, &r);
-    if (rc != 0)
-        fail_msg("translation failed: %s", r->error);
-    return r;
-}
+static struct translate_result *tr(const char *src, const char *opts) { return tr_program(src, opts); }
 
 static void test_golden_vadd(void **state)
 {
@@ -361,21 +355,8 @@ static void test_faulted_guards(void **state)
     translate_result_free(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_vadd),
-        cmocka_unit_test(test_ids_and_work_group_bound),
-        cmocka_unit_test(test_line_markers_and_macros),
-        cmocka_unit_test(test_metadata_through_helpers),
-        cmocka_unit_test(test_metadata_past_63_args),
-        cmocka_unit_test(test_unsupported_is_diagnosed),
-        cmocka_unit_test(test_errors_say_why),
-        cmocka_unit_test(test_inspector_loop_budget),
-        cmocka_unit_test(test_inspector_private_sink),
-        cmocka_unit_test(test_inspector_zero_loads),
-        cmocka_unit_test(test_straddle_split),
-        cmocka_unit_test(test_faulted_guards),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VAST_CMOCKA_MAIN(NULL, NULL,
+                 test_golden_vadd, test_ids_and_work_group_bound, test_line_markers_and_macros,
+                 test_metadata_through_helpers, test_metadata_past_63_args, test_unsupported_is_diagnosed,
+                 test_errors_say_why, test_inspector_loop_budget, test_inspector_private_sink,
+                 test_inspector_zero_loads, test_straddle_split, test_faulted_guards)
