@@ -100,8 +100,7 @@ static int run_pin(struct vast_paged *r, struct vast_varg *a, size_t start, size
     if (st == VAST_PC_OK) {
         for (size_t p = 0; p < len; p++) {
             uint32_t f = locs[p].frame;
-            pc->lpt[a->va_page + start + p] = (uint32_t)(f / r->pool->frames_per_chunk) << TRANSLATE_LPT_CHUNK_SHIFT |
-                                              (uint32_t)(f % r->pool->frames_per_chunk);
+            pc->lpt[a->va_page + start + p] = pagecache_frame_entry(r->pool, f);
         }
         pc->done_pages += len;
     }
@@ -173,8 +172,8 @@ static int run_restore(struct vast_paged *r, struct vast_varg *a, size_t start, 
         uint32_t e = lpt[a->va_page + start + p];
         size_t lo, hi;
         root_bytes(r, root, a->first + start + p, 1, &lo, &hi);
-        cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[e >> TRANSLATE_LPT_CHUNK_SHIFT]);
-        size_t off = (size_t)(e & ((1u << TRANSLATE_LPT_CHUNK_SHIFT) - 1)) << r->pool->page_shift;
+        cl_mem chunk = pagecache_devops_opencl_mem(pagecache_entry_chunk(r->pool, e));
+        size_t off = pagecache_entry_offset(r->pool, e);
         if (r->d->clEnqueueWriteBuffer(r->rq, chunk, CL_FALSE, off, hi - lo, host + lo, 0, NULL, NULL) != CL_SUCCESS)
             return VAST_PC_ERR_TRANSFER;
     }
@@ -245,7 +244,7 @@ static cl_int host_tables(struct vast_paged *r)
     size_t bytes = (3 * HDR_BYTES + 2 * lpt_bytes + page - 1) / page * page;
     if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != r->pool) {
         if (host_cache.pin != NULL)
-            host_cache.pool->ops->unpin_host(host_cache.pool->dev, host_cache.pin);
+            pagecache_unpin_host(host_cache.pool, host_cache.pin);
         if (host_cache.block != NULL)
             munmap(host_cache.block, host_cache.bytes);
         host_cache.block = host_cache.pin = NULL;
@@ -254,10 +253,8 @@ static cl_int host_tables(struct vast_paged *r)
         void *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         VAST_RETURN_IF(block == MAP_FAILED, CL_OUT_OF_HOST_MEMORY, "page tables of a launch (%zu bytes)", bytes);
         memset(block, 0, bytes); /* committed now, not during a transfer */
-        const struct vast_device_ops *ops = r->pool->ops;
-        void *pin = NULL;
-        if (ops->pin_host != NULL && ops->pin_host(r->pool->dev, block, bytes, &pin) != VAST_PC_OK)
-            pin = NULL;
+        vast_host_pin pin = NULL;
+        pagecache_pin_host(r->pool, block, bytes, &pin); /* NULL where it cannot */
         host_cache.block = block;
         host_cache.bytes = bytes;
         host_cache.pin = pin;

@@ -42,7 +42,6 @@ void *pagecache_buffer_host(const struct vast_pc_buffer *buf);
 /* Root pages [*first, *first + *count) covering bytes [offset, offset+size) of buf. */
 int pagecache_page_range(const struct vast_pc_buffer *buf, size_t offset, size_t size,
                          size_t *first, size_t *count);
-struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf);
 
 /* ---- residency (device side: launches) ---- */
 #define VAST_PC_PIN 1u /* keep the pages pinned until pagecache_unpin_range */

@@ -273,7 +273,6 @@ int pagecache_release_buffer(struct vast_pc_buffer *buf)
 }
 
 size_t pagecache_buffer_size(const struct vast_pc_buffer *buf) { return buf->size; }
-struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf) { return buf->pool; }
 
 void *pagecache_buffer_host(const struct vast_pc_buffer *buf)
 {

@@ -1,7 +1,8 @@
 /* test_pool.c: deterministic unit tests of the frame pool over the fake device: geometry
  * (budget not a multiple of the page, several chunks), run coalescing with exact transfer
  * counts, clock-sweep eviction order, pins, out-of-frames, release, backing stores,
- * sub-buffers, fault injection (a failed write-back loses nothing). */
+ * sub-buffers, fault injection (a failed write-back loses nothing), the pool's default shape,
+ * page-table entries and host pins through the pool. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -398,6 +399,74 @@ static void test_backing(void **state)
     pagecache_destroy_backing(b);
 }
 
+/* The pool's shape from the device's facts: defaults and what the configuration fixes. */
+static void test_pool_shape(void **state)
+{
+    (void)state;
+    const uint64_t G = 1ull << 30;
+    struct vast_pool_shape s = pagecache_pool_shape(16 * G, 4 * G, 0, 0);
+    assert_int_equal(s.budget, 12 * G); /* three quarters of the device */
+    assert_int_equal(s.page_size, 64 << 10);
+    assert_int_equal(s.max_chunk, 4 * G);
+    /* a small budget gets smaller pages, so that it holds VAST_POOL_MIN_FRAMES frames ... */
+    s = pagecache_pool_shape(16 * G, 4 * G, 16 << 20, 0);
+    assert_int_equal(s.budget, 16 << 20);
+    assert_int_equal(s.page_size, 16 << 10);
+    /* ... but never below 4 KiB */
+    s = pagecache_pool_shape(16 * G, 4 * G, 1 << 20, 0);
+    assert_int_equal(s.page_size, 4096);
+    /* a configured page stays, however few frames; chunks are whole pages */
+    s = pagecache_pool_shape(16 * G, (1 << 20) + 12345, 1 << 20, 256 << 10);
+    assert_int_equal(s.page_size, 256 << 10);
+    assert_int_equal(s.max_chunk, 1 << 20);
+}
+
+/* Page-table entries (the paged kernels' ABI, translate.h): chunk in the top bits, the frame's
+ * index in its chunk below, decoded back to the frame's device location. */
+static void test_frame_entry(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 10 * PG, PG, 3 * PG, &pool), 0);
+    assert_int_equal(pagecache_frame_entry(pool, 0), 0);
+    assert_int_equal(pagecache_frame_entry(pool, 2), 2);
+    assert_int_equal(pagecache_frame_entry(pool, 3), 1u << 30);
+    assert_int_equal(pagecache_frame_entry(pool, 7), 2u << 30 | 1);
+    assert_int_equal(pagecache_frame_entry(pool, 9), 3u << 30);
+    for (uint32_t f = 0; f < pool->nframes; f++) {
+        uint32_t e = pagecache_frame_entry(pool, f);
+        assert_int_not_equal(e, VAST_PC_NO_ENTRY);
+        assert_ptr_equal(pagecache_entry_chunk(pool, e), pagecache_frame_chunk(pool, f));
+        assert_int_equal(pagecache_entry_offset(pool, e), pagecache_frame_offset(pool, f));
+    }
+    pagecache_destroy_pool(pool);
+}
+
+/* Host memory pinned through the pool's device; a device that refuses leaves no pin. */
+static void test_pin_host(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 4 * PG, PG, 4 * PG, &pool), 0);
+    char mem[PG];
+    vast_host_pin pin = NULL;
+    assert_int_equal(pagecache_pin_host(pool, mem, sizeof mem, &pin), VAST_PC_OK);
+    assert_non_null(pin);
+    assert_int_equal(dev.pins, 1);
+    pagecache_unpin_host(pool, pin);
+    assert_int_equal(dev.unpins, 1);
+    dev.no_pin = 1;
+    assert_int_equal(pagecache_pin_host(pool, mem, sizeof mem, &pin), VAST_PC_ERR_UNSUPPORTED);
+    assert_null(pin);
+    pagecache_unpin_host(pool, pin); /* nothing to drop */
+    assert_int_equal(dev.unpins, 1);
+    pagecache_destroy_pool(pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +482,9 @@ int main(void)
         cmocka_unit_test(test_map_discard),
         cmocka_unit_test(test_sub_buffer),
         cmocka_unit_test(test_backing),
+        cmocka_unit_test(test_pool_shape),
+        cmocka_unit_test(test_frame_entry),
+        cmocka_unit_test(test_pin_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
