@@ -241,6 +241,8 @@ size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_f
 void pagecache_free_frame(struct vast_pool *pool, uint32_t f)
 {
     struct vast_frame *fr = &pool->frames[f];
+    /* It held a page or was in I/O for the caller: freed once, counted once. */
+    assert(atomic_load_explicit(&fr->state, memory_order_relaxed) != 0 && "frame freed twice");
     atomic_store_explicit(&fr->state, 0, memory_order_release);
     fr->owner = NULL;
     fr->page = 0;

@@ -25,8 +25,19 @@
 #define VAST_FS_DIRTY      (1u << 25) /* device copy newer than the host store */
 #define VAST_FS_IO         (1u << 26) /* a load or write-back is in flight: wait on io_done */
 
+#define VAST_FS_FLAGS      (VAST_FS_VALID | VAST_FS_DIRTY | VAST_FS_IO)
+
 #define VAST_FS_PINS(s)  ((s) & VAST_FS_PIN_MASK)
 #define VAST_FS_USAGE(s) (((s) & VAST_FS_USAGE_MASK) >> VAST_FS_USAGE_SHIFT)
+
+/* The fields of the state word do not overlap and fit its 32 bits (a pin count that carried
+ * into the usage count would make a frame look recently used, or free). */
+_Static_assert(VAST_FS_PIN_MASK == VAST_FS_USAGE_ONE - 1, "pin count: the bits below the usage count");
+_Static_assert((VAST_FS_PIN_MASK & VAST_FS_USAGE_MASK) == 0, "pin and usage counts overlap");
+_Static_assert(((VAST_FS_PIN_MASK | VAST_FS_USAGE_MASK) & VAST_FS_FLAGS) == 0, "flags overlap the counts");
+_Static_assert((VAST_FS_VALID ^ VAST_FS_DIRTY ^ VAST_FS_IO) == VAST_FS_FLAGS, "flags are distinct bits");
+_Static_assert(VAST_FS_USAGE_MAX <= VAST_FS_USAGE_MASK >> VAST_FS_USAGE_SHIFT, "usage count overflows");
+_Static_assert(VAST_FS_IO <= 0x80000000u, "flags beyond 32 bits");
 
 struct vast_pc_buffer;
 
@@ -72,6 +83,7 @@ struct vast_pool {
     pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
     size_t clock_hand, free_hint, free_count;
+    struct vast_pc_buffer *roots; /* root buffers on this pool (pool lock; pagecache_check) */
     /* Duplex window in pages; 0: simplex (also when ops lack read_unordered). */
     _Atomic size_t duplex_pages;
     struct {
@@ -136,6 +148,8 @@ static inline size_t pagecache_frame_offset(const struct vast_pool *p, uint32_t 
 #define VAST_PC_ENTRY_FRAME_MASK ((1u << VAST_PC_ENTRY_CHUNK_SHIFT) - 1)
 #define VAST_PC_ENTRY_MAX_CHUNKS 4
 #define VAST_PC_NO_ENTRY 0xffffffffu
+_Static_assert(((uint64_t)VAST_PC_ENTRY_MAX_CHUNKS << VAST_PC_ENTRY_CHUNK_SHIFT) - 1 == VAST_PC_NO_ENTRY,
+               "page-table entries: every chunk number fits the bits above the frame index");
 static inline uint32_t pagecache_frame_entry(const struct vast_pool *p, uint32_t f)
 {
     size_t chunk = f / p->frames_per_chunk, index = f % p->frames_per_chunk;

@@ -111,4 +111,10 @@ uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
 uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page);
 int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page);
 
+/* The invariants of README.md, checked (check.c): NULL when they hold, else what is wrong
+ * (a thread's own buffer, valid until its next call). Takes the pool lock; any time is fine,
+ * frames in I/O for a call in flight are held to what holds during I/O. Costs a visit of
+ * every frame and every page of every buffer: for tests, after every step. */
+const char *pagecache_check(struct vast_pool *pool);
+
 #endif

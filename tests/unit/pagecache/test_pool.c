@@ -15,6 +15,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "pagecache_int.h" /* test_check corrupts page tables */
 
 #define PG 4096u
 
@@ -467,6 +468,67 @@ static void test_pin_host(void **state)
     pagecache_destroy_pool(pool);
 }
 
+/* pagecache_check finds each corruption of the bookkeeping, and nothing once it is undone. */
+static void expect_bad(struct vast_pool *pool, const char *words)
+{
+    const char *bad = pagecache_check(pool);
+    if (!bad || !strstr(bad, words))
+        fail_msg("pagecache_check: got \"%s\", expected \"%s\"", bad ? bad : "(ok)", words);
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(8, 4, 16 * PG - 5);
+    struct vast_frame_loc locs[4];
+    assert_int_equal(pagecache_make_resident(fx->buf, 2, 4, VAST_PC_PIN, locs), 0);
+    assert_int_equal(pagecache_mark_dirty(fx->buf, 3, 1), 0);
+    pagecache_unpin_range(fx->buf, 2, 3); /* page 5 stays pinned */
+    assert_null(pagecache_check(fx->pool));
+    struct vast_pool *pool = fx->pool;
+    uint32_t f = locs[1].frame, free_f = VAST_PT_NO_FRAME;
+    for (uint32_t i = 0; i < pool->nframes && free_f == VAST_PT_NO_FRAME; i++)
+        if (atomic_load(&pool->frames[i].state) == 0)
+            free_f = i;
+    assert_int_not_equal(free_f, VAST_PT_NO_FRAME);
+    _Atomic uint32_t *fs = &pool->frames[free_f].state;
+
+    /* a free frame that is dirty, pinned, or used */
+    const uint32_t junk[] = {VAST_FS_DIRTY, VAST_FS_PIN_ONE, VAST_FS_USAGE_ONE};
+    for (size_t i = 0; i < 3; i++) {
+        atomic_store(fs, junk[i]);
+        expect_bad(pool, "holds no page");
+        atomic_store(fs, 0);
+        assert_null(pagecache_check(pool));
+    }
+    /* a usage count past its maximum, an unknown bit */
+    uint32_t s = atomic_load(&pool->frames[f].state);
+    atomic_store(&pool->frames[f].state, (s & ~VAST_FS_USAGE_MASK) | (VAST_FS_USAGE_MAX + 1) << VAST_FS_USAGE_SHIFT);
+    expect_bad(pool, "usage count");
+    atomic_store(&pool->frames[f].state, s | 1u << 30);
+    expect_bad(pool, "unknown bits");
+    atomic_store(&pool->frames[f].state, s);
+    /* frame -> page: the frame names another page than the one mapping it */
+    pool->frames[f].page = 9;
+    expect_bad(pool, "does not name it");
+    pool->frames[f].page = 3;
+    /* page -> frame: an absent page mapped onto a frame holding another page */
+    pagecache_pt_set_frame(&fx->buf->pt, 10, f);
+    expect_bad(pool, "page 10 maps to frame");
+    pagecache_pt_set_frame(&fx->buf->pt, 10, VAST_PT_NO_FRAME);
+    /* a write-back target outside I/O */
+    pool->frames[f].evicting = fx->buf;
+    expect_bad(pool, "without I/O");
+    pool->frames[f].evicting = NULL;
+    /* the free count */
+    pool->free_count++;
+    expect_bad(pool, "free count");
+    pool->free_count--;
+    assert_null(pagecache_check(pool));
+    pagecache_unpin_range(fx->buf, 5, 1);
+    teardown_fx(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_pool_shape),
         cmocka_unit_test(test_frame_entry),
         cmocka_unit_test(test_pin_host),
+        cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
