@@ -670,7 +670,8 @@ void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t coun
             continue;
         uint32_t s = atomic_fetch_sub_explicit(&buf->pool->frames[f].state, VAST_FS_PIN_ONE,
                                                memory_order_release);
-        assert(VAST_FS_PINS(s) > 0 && "unpin of a page that is not pinned"); /* README "What a pin guarantees" */
+        /* README "What a pin guarantees": only pinned pages are unpinned */
+        assert(VAST_FS_PINS(s) > 0 && "unpin of a page that is not pinned");
         (void)s;
     }
 }

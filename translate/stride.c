@@ -284,7 +284,8 @@ static void check_body_node(struct sctx *x, CXCursor c, int nested)
         CXCursor d = clang_getCursorReferenced(c);
         CXType t = clang_getCanonicalType(clang_getCursorType(d));
         if (outer(x, d) && (t.kind == CXType_ConstantArray ||
-                            (t.kind == CXType_Pointer && tr_address_space(clang_getPointeeType(t)) != TR_AS_GLOBAL &&
+                            (t.kind == CXType_Pointer &&
+                             tr_address_space(clang_getPointeeType(t)) != TR_AS_GLOBAL &&
                              tr_address_space(clang_getPointeeType(t)) != TR_AS_CONSTANT))) {
             x->fail = 1; /* private memory reachable from outside the body */
             return;

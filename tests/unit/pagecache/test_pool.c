@@ -503,7 +503,8 @@ static void test_check(void **state)
     }
     /* a usage count past its maximum, an unknown bit */
     uint32_t s = atomic_load(&pool->frames[f].state);
-    atomic_store(&pool->frames[f].state, (s & ~VAST_FS_USAGE_MASK) | (VAST_FS_USAGE_MAX + 1) << VAST_FS_USAGE_SHIFT);
+    uint32_t over = (VAST_FS_USAGE_MAX + 1) << VAST_FS_USAGE_SHIFT;
+    atomic_store(&pool->frames[f].state, (s & ~VAST_FS_USAGE_MASK) | over);
     expect_bad(pool, "usage count");
     atomic_store(&pool->frames[f].state, s | 1u << 30);
     expect_bad(pool, "unknown bits");

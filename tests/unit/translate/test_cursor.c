@@ -77,8 +77,8 @@ static void test_predicates(void **state)
     const char *args[] = {"-x", "cl", "-cl-std=CL1.2", "-w"};
     struct CXUnsavedFile f = {"t.cl", SRC, sizeof SRC - 1};
     CXTranslationUnit tu = NULL;
-    assert_int_equal(clang_parseTranslationUnit2(idx, f.Filename, args, 4, &f, 1, CXTranslationUnit_None, &tu),
-                     CXError_Success);
+    assert_int_equal(clang_parseTranslationUnit2(idx, f.Filename, args, 4, &f, 1,
+                                                 CXTranslationUnit_None, &tu), CXError_Success);
     CXCursor k = kernel_of(tu);
     clang_visitChildren(k, visit, NULL);
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
