@@ -72,7 +72,7 @@ static cl_int host_tables(struct vast_paged *r)
     size_t bytes = (3 * HDR_BYTES + 2 * lpt_bytes + page - 1) / page * page;
     if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != r->pool) {
         if (host_cache.pin != NULL)
-            host_cache.pool->ops->unpin_host(host_cache.pool->dev, host_cache.pin);
+            pagecache_unpin_host(host_cache.pool, host_cache.pin);
         if (host_cache.block != NULL)
             munmap(host_cache.block, host_cache.bytes);
         host_cache.block = host_cache.pin = NULL;
@@ -81,10 +81,8 @@ static cl_int host_tables(struct vast_paged *r)
         void *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         VAST_RETURN_IF(block == MAP_FAILED, CL_OUT_OF_HOST_MEMORY, "page tables of a launch (%zu bytes)", bytes);
         memset(block, 0, bytes); /* committed now, not during a transfer */
-        const struct vast_device_ops *ops = r->pool->ops;
-        void *pin = NULL;
-        if (ops->pin_host != NULL && ops->pin_host(r->pool->dev, block, bytes, &pin) != VAST_PC_OK)
-            pin = NULL;
+        vast_host_pin pin = NULL;
+        pagecache_pin_host(r->pool, block, bytes, &pin); /* NULL where it cannot */
         host_cache.block = block;
         host_cache.bytes = bytes;
         host_cache.pin = pin;

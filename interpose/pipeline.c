@@ -99,8 +99,7 @@ static int run_pin(struct vast_paged *r, struct vast_varg *a, size_t start, size
     if (st == VAST_PC_OK) {
         for (size_t p = 0; p < len; p++) {
             uint32_t f = locs[p].frame;
-            pc->lpt[a->va_page + start + p] = (uint32_t)(f / r->pool->frames_per_chunk) << TRANSLATE_LPT_CHUNK_SHIFT |
-                                              (uint32_t)(f % r->pool->frames_per_chunk);
+            pc->lpt[a->va_page + start + p] = pagecache_frame_entry(r->pool, f);
         }
         pc->done_pages += len;
     }
@@ -172,8 +171,8 @@ static int run_restore(struct vast_paged *r, struct vast_varg *a, size_t start, 
         uint32_t e = lpt[a->va_page + start + p];
         size_t lo, hi;
         root_bytes(r, root, a->first + start + p, 1, &lo, &hi);
-        cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[e >> TRANSLATE_LPT_CHUNK_SHIFT]);
-        size_t off = (size_t)(e & ((1u << TRANSLATE_LPT_CHUNK_SHIFT) - 1)) << r->pool->page_shift;
+        cl_mem chunk = pagecache_devops_opencl_mem(pagecache_entry_chunk(r->pool, e));
+        size_t off = pagecache_entry_offset(r->pool, e);
         if (r->d->clEnqueueWriteBuffer(r->rq, chunk, CL_FALSE, off, hi - lo, host + lo, 0, NULL, NULL) != CL_SUCCESS)
             return VAST_PC_ERR_TRANSFER;
     }

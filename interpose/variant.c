@@ -17,6 +17,13 @@
 
 #define POOL_KEEP 4 /* idle real kernels kept per variant */
 
+/* The page cache writes the page-table entries that the translated kernels read: one encoding,
+ * stated on both sides (framepool.h, translate.h). */
+_Static_assert(VAST_PC_ENTRY_CHUNK_SHIFT == TRANSLATE_LPT_CHUNK_SHIFT &&
+                   VAST_PC_ENTRY_MAX_CHUNKS == TRANSLATE_MAX_POOL_CHUNKS &&
+                   VAST_PC_NO_ENTRY == TRANSLATE_NO_FRAME,
+               "page-table entry encoding: pagecache and translated kernels disagree");
+
 struct vast_launch_program {
     bool tried;              /* translation attempted (once) */
     bool inspector_tried;    /* inspector build attempted (once) */

@@ -1,9 +1,8 @@
 /*
  * vbuf.c: virtual buffers (see vbuf.h): creation with the specification's flag checks, the
  * device page cache of each root device, the host-side commands on the backing store (captured
- * at enqueue, run by the executor's host lane).
- * Page size: VAST_PAGE_SIZE, else 64 KiB (runs of pages coalesce into transfers of 1 MiB and
- * more, which FACTS.md shows reach 48-55 GB/s; small pages keep partitions and faults fine).
+ * at enqueue, run by the executor's host lane). The page cache's budget, page and chunk sizes
+ * are chosen by pagecache_pool_shape (framepool.h) from the device's facts and the configuration.
  */
 #include "vbuf.h"
 
@@ -18,9 +17,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define VAST_DEFAULT_PAGE_SIZE (64u << 10)
-#define VAST_MIN_FRAMES 1024 /* a work-group of 1024 items gathering at random touches as many pages */
 
 /* A mapping, made at enqueue (its pointer is known then) and listed on its buffer until an
  * unmap is enqueued; the map command makes the range coherent and sets `mapped`. */
@@ -59,13 +55,9 @@ cl_int vast_pc_error(int status)
 static int pool_create(cl_device_id dev, cl_int *err)
 {
     const struct vast_config *cfg = vast_config_get();
-    size_t budget = cfg->device_memory ? cfg->device_memory : dev->real_global_mem / 4 * 3;
-    /* Large pages move in large runs; but a budget of few frames refuses work-groups whose
-     * gathers scatter over pages, so small budgets get smaller pages (4 KiB at least). */
-    size_t page = cfg->page_size ? cfg->page_size : VAST_DEFAULT_PAGE_SIZE;
-    while (cfg->page_size == 0 && page > 4096 && budget / page < VAST_MIN_FRAMES)
-        page /= 2;
-    size_t max_chunk = dev->real_max_alloc & ~(cl_ulong)(page - 1);
+    struct vast_pool_shape shape =
+        pagecache_pool_shape(dev->real_global_mem, dev->real_max_alloc, cfg->device_memory, cfg->page_size);
+    size_t budget = shape.budget, page = shape.page_size, max_chunk = shape.max_chunk;
     const struct _cl_icd_dispatch *d = dev->backend->dispatch;
     dev->pool_queue = d->clCreateCommandQueue(dev->backend->shared, dev->real, 0, err);
     if (dev->pool_queue == NULL)

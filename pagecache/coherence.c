@@ -180,11 +180,11 @@ int pagecache_begin_host_write(struct vast_pc_buffer *buf, size_t offset, size_t
     pthread_mutex_lock(&pool->lock);
     pc_wait_range_idle(w->root, w->first, w->count);
     pc_for_each_resident(w->root, w->first, w->count, 0, visit_begin_write, &c);
+    w->pinned = c.ios; /* set before others can see w (pagecache_check reads them) */
+    w->npinned = c.n;
     w->next = w->root->writers;
     w->root->writers = w;
     pthread_mutex_unlock(&pool->lock);
-    w->pinned = c.ios;
-    w->npinned = c.n;
     *token = w;
     return VAST_PC_OK;
 }

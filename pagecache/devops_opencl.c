@@ -25,21 +25,17 @@ struct cl_dev {
     cl_command_queue queue;
     cl_command_queue d2h; /* read_unordered's queue (made here), or NULL: it uses `queue` */
     unsigned flags;
-    _Atomic cl_int last_error;
     struct vast_staging *staging; /* NULL with VAST_DEVOPS_CL_NO_STAGING */
 };
 
 static const struct vast_staging_ops cl_staging_ops;
-static int wait_event(struct cl_dev *d, cl_event ev);
+static int wait_event(cl_event ev);
 
 #define DISPATCH(obj) ((const struct _cl_icd_dispatch *)*(void *const *)(obj))
 
-static int check(struct cl_dev *d, cl_int err)
+static int check(cl_int err)
 {
-    if (err == CL_SUCCESS)
-        return VAST_PC_OK;
-    atomic_store(&d->last_error, err);
-    return VAST_PC_ERR_TRANSFER;
+    return err == CL_SUCCESS ? VAST_PC_OK : VAST_PC_ERR_TRANSFER;
 }
 
 /* A second in-order queue on the device of `queue`, for write-backs; NULL when the driver
@@ -103,10 +99,6 @@ void pagecache_destroy_devops_opencl(void *dev)
 
 cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk) { return (cl_mem)chunk; }
 int pagecache_devops_opencl_duplex(void *dev) { return ((struct cl_dev *)dev)->d2h != NULL; }
-cl_int pagecache_devops_opencl_last_error(void *dev)
-{
-    return atomic_load(&((struct cl_dev *)dev)->last_error);
-}
 
 int pagecache_devops_opencl_staging_stats(void *dev, struct vast_staging_stats *out)
 {
@@ -123,10 +115,8 @@ static int cl_alloc_chunk(void *dev, size_t bytes, vast_dev_chunk *out)
     cl_int err = CL_SUCCESS;
     cl_mem m = DISPATCH(d->context)->clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL,
                                                     &err);
-    if (!m || err != CL_SUCCESS) {
-        atomic_store(&d->last_error, err);
+    if (!m || err != CL_SUCCESS)
         return VAST_PC_ERR_DEVICE_MEMORY;
-    }
     *out = m;
     return VAST_PC_OK;
 }
@@ -148,9 +138,9 @@ static int cl_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *h
         if (rc != VAST_PC_ERR_UNSUPPORTED)
             return rc;
     }
-    return check(d, DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
-                                                             dst_off, bytes, host, 0, NULL,
-                                                             NULL));
+    return check(DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
+                                                          dst_off, bytes, host, 0, NULL,
+                                                          NULL));
 }
 
 static int cl_read(void *dev, vast_dev_chunk src, size_t src_off, void *host, size_t bytes,
@@ -162,27 +152,27 @@ static int cl_read(void *dev, vast_dev_chunk src, size_t src_off, void *host, si
         if (rc != VAST_PC_ERR_UNSUPPORTED)
             return rc;
     }
-    return check(d, DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
-                                                            src_off, bytes, host, 0, NULL,
-                                                            NULL));
+    return check(DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
+                                                         src_off, bytes, host, 0, NULL,
+                                                         NULL));
 }
 
 static int cl_copy(void *dev, vast_dev_chunk dst, size_t dst_off, vast_dev_chunk src,
                    size_t src_off, size_t bytes)
 {
     struct cl_dev *d = dev;
-    return check(d, DISPATCH(d->queue)->clEnqueueCopyBuffer(d->queue, (cl_mem)src, (cl_mem)dst,
-                                                            src_off, dst_off, bytes, 0, NULL,
-                                                            NULL));
+    return check(DISPATCH(d->queue)->clEnqueueCopyBuffer(d->queue, (cl_mem)src, (cl_mem)dst,
+                                                         src_off, dst_off, bytes, 0, NULL,
+                                                         NULL));
 }
 
 static int cl_fill(void *dev, vast_dev_chunk dst, size_t dst_off, const void *pattern,
                    size_t pattern_size, size_t bytes)
 {
     struct cl_dev *d = dev;
-    return check(d, DISPATCH(d->queue)->clEnqueueFillBuffer(d->queue, (cl_mem)dst, pattern,
-                                                            pattern_size, dst_off, bytes, 0,
-                                                            NULL, NULL));
+    return check(DISPATCH(d->queue)->clEnqueueFillBuffer(d->queue, (cl_mem)dst, pattern,
+                                                         pattern_size, dst_off, bytes, 0,
+                                                         NULL, NULL));
 }
 
 static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
@@ -194,10 +184,8 @@ static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
     cl_mem m = DISPATCH(d->context)->clCreateBuffer(d->context,
                                                     CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
                                                     bytes, host, &err);
-    if (!m || err != CL_SUCCESS) {
-        atomic_store(&d->last_error, err);
+    if (!m || err != CL_SUCCESS)
         return VAST_PC_ERR_UNSUPPORTED;
-    }
     *out = m;
     return VAST_PC_OK;
 }
@@ -211,8 +199,8 @@ static void cl_unpin_host(void *dev, vast_host_pin pin)
 static int cl_wait(void *dev)
 {
     struct cl_dev *d = dev;
-    int rc = check(d, DISPATCH(d->queue)->clFinish(d->queue));
-    int drc = d->d2h ? check(d, DISPATCH(d->d2h)->clFinish(d->d2h)) : VAST_PC_OK;
+    int rc = check(DISPATCH(d->queue)->clFinish(d->queue));
+    int drc = d->d2h ? check(DISPATCH(d->d2h)->clFinish(d->d2h)) : VAST_PC_OK;
     return rc ? rc : drc;
 }
 
@@ -232,10 +220,8 @@ static int cl_read_unordered(void *dev, vast_dev_chunk src, size_t src_off, void
     cl_event ev = NULL;
     cl_int err = DISPATCH(q)->clEnqueueReadBuffer(q, (cl_mem)src, CL_FALSE, src_off, bytes, host,
                                                   0, NULL, &ev);
-    if (err != CL_SUCCESS || !ev) {
-        atomic_store(&d->last_error, err != CL_SUCCESS ? err : CL_INVALID_EVENT);
+    if (err != CL_SUCCESS || !ev)
         return VAST_PC_ERR_TRANSFER;
-    }
     DISPATCH(q)->clFlush(q);
     *ticket = ev;
     return VAST_PC_OK;
@@ -246,7 +232,7 @@ static int cl_wait_unordered(void *dev, void *ticket)
 {
     struct cl_dev *d = dev;
     DISPATCH(d->queue)->clFlush(d->queue);
-    return ticket ? wait_event(d, ticket) : VAST_PC_OK;
+    return ticket ? wait_event(ticket) : VAST_PC_OK;
 }
 
 /* ---------- staging slots and ticketed transfers (staging.h) ---------- */
@@ -263,7 +249,6 @@ static int cl_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pi
                                                     CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
                                                     bytes, p, &err);
     if (!m || err != CL_SUCCESS) {
-        atomic_store(&d->last_error, err);
         munmap(p, bytes);
         return VAST_PC_ERR_UNSUPPORTED;
     }
@@ -281,10 +266,8 @@ static void cl_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
 /* An enqueue that made an event is flushed so the device starts while the host copies on. */
 static int enqueued(struct cl_dev *d, cl_int err, cl_event ev, void **ticket)
 {
-    if (err != CL_SUCCESS || !ev) {
-        atomic_store(&d->last_error, err != CL_SUCCESS ? err : CL_INVALID_EVENT);
+    if (err != CL_SUCCESS || !ev)
         return VAST_PC_ERR_TRANSFER;
-    }
     *ticket = ev;
     DISPATCH(d->queue)->clFlush(d->queue);
     return VAST_PC_OK;
@@ -314,7 +297,7 @@ static int cl_slot_read(void *dev, vast_dev_chunk src, size_t src_off, void *slo
 
 /* Waits for the event and checks how its command ended (a failed command's event has a
  * negative execution status even where clWaitForEvents succeeds); releases it. */
-static int wait_event(struct cl_dev *d, cl_event ev)
+static int wait_event(cl_event ev)
 {
     const struct _cl_icd_dispatch *t = DISPATCH(ev);
     cl_int err = t->clWaitForEvents(1, &ev);
@@ -325,10 +308,14 @@ static int wait_event(struct cl_dev *d, cl_event ev)
     if (err == CL_SUCCESS && status < 0)
         err = status;
     t->clReleaseEvent(ev);
-    return check(d, err);
+    return check(err);
 }
 
-static int cl_wait_ticket(void *dev, void *ticket) { return wait_event(dev, ticket); }
+static int cl_wait_ticket(void *dev, void *ticket)
+{
+    (void)dev;
+    return wait_event(ticket);
+}
 
 static const struct vast_staging_ops cl_staging_ops = {
     .alloc_slot = cl_alloc_slot,

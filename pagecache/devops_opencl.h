@@ -38,8 +38,6 @@ void pagecache_destroy_devops_opencl(void *dev);
 cl_mem pagecache_devops_opencl_mem(vast_dev_chunk chunk);
 /* 1 when read_unordered has its own (device->host) queue, 0 when it shares the one given. */
 int pagecache_devops_opencl_duplex(void *dev);
-/* Last OpenCL error seen (for messages). */
-cl_int pagecache_devops_opencl_last_error(void *dev);
 /* What staging did so far; VAST_PC_ERR_UNSUPPORTED with VAST_DEVOPS_CL_NO_STAGING. */
 int pagecache_devops_opencl_staging_stats(void *dev, struct vast_staging_stats *out);
 

@@ -96,6 +96,38 @@ void pagecache_destroy_pool(struct vast_pool *pool)
     free(pool);
 }
 
+struct vast_pool_shape pagecache_pool_shape(uint64_t device_memory, uint64_t max_alloc,
+                                            size_t budget, size_t page_size)
+{
+    struct vast_pool_shape s = {.budget = budget, .page_size = page_size};
+    if (s.budget == 0)
+        s.budget = (size_t)(device_memory / 4 * 3);
+    if (s.page_size == 0) {
+        s.page_size = VAST_POOL_DEFAULT_PAGE_SIZE;
+        while (s.page_size > 4096 && s.budget / s.page_size < VAST_POOL_MIN_FRAMES)
+            s.page_size /= 2;
+    }
+    s.max_chunk = (size_t)(max_alloc & ~(uint64_t)(s.page_size - 1));
+    return s;
+}
+
+int pagecache_pin_host(struct vast_pool *pool, void *host, size_t bytes, vast_host_pin *out)
+{
+    *out = NULL;
+    if (!pool->ops->pin_host || !pool->ops->unpin_host)
+        return VAST_PC_ERR_UNSUPPORTED;
+    int rc = pool->ops->pin_host(pool->dev, host, bytes, out);
+    if (rc != VAST_PC_OK)
+        *out = NULL;
+    return rc;
+}
+
+void pagecache_unpin_host(struct vast_pool *pool, vast_host_pin pin)
+{
+    if (pin)
+        pool->ops->unpin_host(pool->dev, pin);
+}
+
 void pagecache_configure_duplex(struct vast_pool *pool, size_t window_bytes)
 {
     size_t pages = window_bytes > SIZE_MAX - pool->page_size
@@ -209,6 +241,8 @@ size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_f
 void pagecache_free_frame(struct vast_pool *pool, uint32_t f)
 {
     struct vast_frame *fr = &pool->frames[f];
+    /* It held a page or was in I/O for the caller: freed once, counted once. */
+    assert(atomic_load_explicit(&fr->state, memory_order_relaxed) != 0 && "frame freed twice");
     atomic_store_explicit(&fr->state, 0, memory_order_release);
     fr->owner = NULL;
     fr->page = 0;

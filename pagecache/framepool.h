@@ -7,6 +7,7 @@
 #ifndef VAST_PAGECACHE_FRAMEPOOL_H
 #define VAST_PAGECACHE_FRAMEPOOL_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -24,8 +25,19 @@
 #define VAST_FS_DIRTY      (1u << 25) /* device copy newer than the host store */
 #define VAST_FS_IO         (1u << 26) /* a load or write-back is in flight: wait on io_done */
 
+#define VAST_FS_FLAGS      (VAST_FS_VALID | VAST_FS_DIRTY | VAST_FS_IO)
+
 #define VAST_FS_PINS(s)  ((s) & VAST_FS_PIN_MASK)
 #define VAST_FS_USAGE(s) (((s) & VAST_FS_USAGE_MASK) >> VAST_FS_USAGE_SHIFT)
+
+/* The fields of the state word do not overlap and fit its 32 bits (a pin count that carried
+ * into the usage count would make a frame look recently used, or free). */
+_Static_assert(VAST_FS_PIN_MASK == VAST_FS_USAGE_ONE - 1, "pin count: the bits below the usage count");
+_Static_assert((VAST_FS_PIN_MASK & VAST_FS_USAGE_MASK) == 0, "pin and usage counts overlap");
+_Static_assert(((VAST_FS_PIN_MASK | VAST_FS_USAGE_MASK) & VAST_FS_FLAGS) == 0, "flags overlap the counts");
+_Static_assert((VAST_FS_VALID ^ VAST_FS_DIRTY ^ VAST_FS_IO) == VAST_FS_FLAGS, "flags are distinct bits");
+_Static_assert(VAST_FS_USAGE_MAX <= VAST_FS_USAGE_MASK >> VAST_FS_USAGE_SHIFT, "usage count overflows");
+_Static_assert(VAST_FS_IO <= 0x80000000u, "flags beyond 32 bits");
 
 struct vast_pc_buffer;
 
@@ -71,6 +83,7 @@ struct vast_pool {
     pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
     size_t clock_hand, free_hint, free_count;
+    struct vast_pc_buffer *roots; /* root buffers on this pool (pool lock; pagecache_check) */
     /* Duplex window in pages; 0: simplex (also when ops lack read_unordered). */
     _Atomic size_t duplex_pages;
     struct {
@@ -92,6 +105,22 @@ struct vast_frame_grant {
  * The budget is rounded down to whole frames; chunks hold at most max_chunk bytes. */
 int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t budget,
                           size_t page_size, size_t max_chunk, struct vast_pool **out);
+
+/* The shape of a device's pool. Default budget: three quarters of the device's memory. Default
+ * page: 64 KiB (runs of pages coalesce into transfers of 1 MiB and more, which FACTS.md shows
+ * reach 48-55 GB/s; small pages keep partitions and faults fine), halved down to 4 KiB while
+ * the budget holds fewer than VAST_POOL_MIN_FRAMES frames: a budget of few frames refuses
+ * work-groups whose gathers scatter over pages. Chunks: the device's largest allocation,
+ * in whole pages. */
+#define VAST_POOL_DEFAULT_PAGE_SIZE ((size_t)64 << 10)
+#define VAST_POOL_MIN_FRAMES 1024 /* a work-group of 1024 items gathering at random touches as many pages */
+struct vast_pool_shape {
+    size_t budget, page_size, max_chunk; /* bytes: pagecache_create_pool's arguments */
+};
+/* device_memory, max_alloc: the device's global memory and largest allocation; budget and
+ * page_size as configured (VAST_DEVICE_MEMORY, VAST_PAGE_SIZE), 0 for the default. */
+struct vast_pool_shape pagecache_pool_shape(uint64_t device_memory, uint64_t max_alloc,
+                                            size_t budget, size_t page_size);
 void pagecache_destroy_pool(struct vast_pool *pool);
 /* Duplex write-backs (README.md "Duplex transfers"): window_bytes > 0 (rounded up to whole
  * pages; default VAST_DUPLEX_DEFAULT_WINDOW) uses ops->read_unordered where the device
@@ -108,6 +137,40 @@ static inline size_t pagecache_frame_offset(const struct vast_pool *p, uint32_t 
 {
     return (size_t)(f % p->frames_per_chunk) << p->page_shift;
 }
+/* Page-table entries of paged kernels (translate.h's look-ahead page table, LPT): the frame's
+ * chunk in the top two bits, its index in the chunk below; the kernel addresses chunk
+ * (e >> VAST_PC_ENTRY_CHUNK_SHIFT) at byte (e & VAST_PC_ENTRY_FRAME_MASK) << page_shift, so only
+ * the first VAST_PC_ENTRY_MAX_CHUNKS chunks can be named (interpose refuses paged launches on
+ * larger pools) and VAST_PC_NO_ENTRY (all ones) is no frame. translate.h states the kernel's
+ * side of this ABI (TRANSLATE_LPT_CHUNK_SHIFT, TRANSLATE_NO_FRAME, TRANSLATE_MAX_POOL_CHUNKS);
+ * interpose/variant.c asserts that both agree. */
+#define VAST_PC_ENTRY_CHUNK_SHIFT 30
+#define VAST_PC_ENTRY_FRAME_MASK ((1u << VAST_PC_ENTRY_CHUNK_SHIFT) - 1)
+#define VAST_PC_ENTRY_MAX_CHUNKS 4
+#define VAST_PC_NO_ENTRY 0xffffffffu
+_Static_assert(((uint64_t)VAST_PC_ENTRY_MAX_CHUNKS << VAST_PC_ENTRY_CHUNK_SHIFT) - 1 == VAST_PC_NO_ENTRY,
+               "page-table entries: every chunk number fits the bits above the frame index");
+static inline uint32_t pagecache_frame_entry(const struct vast_pool *p, uint32_t f)
+{
+    size_t chunk = f / p->frames_per_chunk, index = f % p->frames_per_chunk;
+    assert(chunk < VAST_PC_ENTRY_MAX_CHUNKS && index < VAST_PC_ENTRY_FRAME_MASK);
+    return (uint32_t)chunk << VAST_PC_ENTRY_CHUNK_SHIFT | (uint32_t)index;
+}
+static inline vast_dev_chunk pagecache_entry_chunk(const struct vast_pool *p, uint32_t e)
+{
+    return p->chunks[e >> VAST_PC_ENTRY_CHUNK_SHIFT];
+}
+static inline size_t pagecache_entry_offset(const struct vast_pool *p, uint32_t e)
+{
+    return (size_t)(e & VAST_PC_ENTRY_FRAME_MASK) << p->page_shift;
+}
+
+/* Pins host memory through the pool's device for fast transfers (a USE_HOST_PTR wrapper on
+ * OpenCL), for memory that is no backing store (backing.h pins those). VAST_PC_ERR_UNSUPPORTED
+ * when the device cannot pin; unpinned memory is correct, only slower. */
+int pagecache_pin_host(struct vast_pool *pool, void *host, size_t bytes, vast_host_pin *out);
+void pagecache_unpin_host(struct vast_pool *pool, vast_host_pin pin);
+
 static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t a, uint32_t b)
 {
     return b == a + 1 && b % p->frames_per_chunk != 0;

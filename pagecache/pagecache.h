@@ -42,7 +42,6 @@ void *pagecache_buffer_host(const struct vast_pc_buffer *buf);
 /* Root pages [*first, *first + *count) covering bytes [offset, offset+size) of buf. */
 int pagecache_page_range(const struct vast_pc_buffer *buf, size_t offset, size_t size,
                          size_t *first, size_t *count);
-struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf);
 
 /* ---- residency (device side: launches) ---- */
 #define VAST_PC_PIN 1u /* keep the pages pinned until pagecache_unpin_range */
@@ -111,5 +110,11 @@ uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
 /* Resident frame of a root page, VAST_PT_NO_FRAME if none (racy unless pinned). */
 uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page);
 int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page);
+
+/* The invariants of README.md, checked (check.c): NULL when they hold, else what is wrong
+ * (a thread's own buffer, valid until its next call). Takes the pool lock; any time is fine,
+ * frames in I/O for a call in flight are held to what holds during I/O. Costs a visit of
+ * every frame and every page of every buffer: for tests, after every step. */
+const char *pagecache_check(struct vast_pool *pool);
 
 #endif

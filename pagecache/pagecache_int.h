@@ -13,6 +13,7 @@ struct vast_pc_buffer {
     struct vast_backing *backing;
     struct vast_page_table pt;   /* root only */
     struct vast_host_write *writers; /* root only, pool lock: host writes in progress */
+    struct vast_pc_buffer *prev_root, *next_root; /* root only, pool lock: pool->roots */
 };
 
 /* A host write in progress (begin..end): its pages are fenced off, see coherence.c. */

@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #define VAST_PT_NO_FRAME UINT32_MAX
+/* An entry holds frame + 1 in its low 32 bits, so VAST_PT_NO_FRAME + 1 wraps to the 0 of a
+ * fresh (calloc'ed) entry; pagecache_create_pool keeps frame numbers below it. */
+_Static_assert((uint32_t)(VAST_PT_NO_FRAME + 1u) == 0, "no frame is the zero entry");
 
 struct vast_page_table {
     size_t npages;

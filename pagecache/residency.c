@@ -213,6 +213,12 @@ int pagecache_create_buffer(struct vast_pool *pool, struct vast_backing *backing
         free(b);
         return VAST_PC_ERR_HOST_MEMORY;
     }
+    pthread_mutex_lock(&pool->lock);
+    b->next_root = pool->roots;
+    if (pool->roots)
+        pool->roots->prev_root = b;
+    pool->roots = b;
+    pthread_mutex_unlock(&pool->lock);
     *out = b;
     return VAST_PC_OK;
 }
@@ -262,8 +268,12 @@ int pagecache_release_buffer(struct vast_pc_buffer *buf)
     pthread_mutex_lock(&pool->lock);
     pc_wait_range_idle(buf, 0, buf->pt.npages);
     pc_for_each_resident(buf, 0, buf->pt.npages, 0, visit_pinned, &pinned);
-    if (!pinned)
+    if (!pinned) {
         pc_for_each_resident(buf, 0, buf->pt.npages, 0, visit_drop, buf);
+        *(buf->prev_root ? &buf->prev_root->next_root : &pool->roots) = buf->next_root;
+        if (buf->next_root)
+            buf->next_root->prev_root = buf->prev_root;
+    }
     pthread_mutex_unlock(&pool->lock);
     if (pinned)
         return VAST_PC_ERR_PINNED;
@@ -273,7 +283,6 @@ int pagecache_release_buffer(struct vast_pc_buffer *buf)
 }
 
 size_t pagecache_buffer_size(const struct vast_pc_buffer *buf) { return buf->size; }
-struct vast_pool *pagecache_buffer_pool(const struct vast_pc_buffer *buf) { return buf->pool; }
 
 void *pagecache_buffer_host(const struct vast_pc_buffer *buf)
 {
@@ -657,9 +666,13 @@ void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t coun
     struct vast_pc_buffer *root = buf->root;
     for (size_t p = first; p < first + count && p < root->pt.npages; p++) {
         uint32_t f = pagecache_pt_frame(&root->pt, p);
-        if (f != VAST_PT_NO_FRAME)
-            atomic_fetch_sub_explicit(&buf->pool->frames[f].state, VAST_FS_PIN_ONE,
-                                      memory_order_release);
+        if (f == VAST_PT_NO_FRAME)
+            continue;
+        uint32_t s = atomic_fetch_sub_explicit(&buf->pool->frames[f].state, VAST_FS_PIN_ONE,
+                                               memory_order_release);
+        /* README "What a pin guarantees": only pinned pages are unpinned */
+        assert(VAST_FS_PINS(s) > 0 && "unpin of a page that is not pinned");
+        (void)s;
     }
 }
 
@@ -676,6 +689,8 @@ int pagecache_mark_dirty(struct vast_pc_buffer *buf, size_t first, size_t count)
             rc = VAST_PC_ERR_INVALID;
             continue;
         }
+        /* Only a command holding the page pinned wrote it (README "What a pin guarantees"). */
+        assert(VAST_FS_PINS(pc_state(buf->pool, f)) > 0 && "a page marked dirty must be pinned");
         atomic_fetch_or(&buf->pool->frames[f].state, VAST_FS_DIRTY);
         pagecache_pt_bump_version(&root->pt, p);
     }

@@ -64,12 +64,6 @@ static CXType ctype(CXCursor c)
     return clang_getCanonicalType(clang_getCursorType(c));
 }
 
-static int is_global_pointer(CXType t)
-{
-    t = clang_getCanonicalType(t);
-    return t.kind == CXType_Pointer && clang_getAddressSpace(clang_getPointeeType(t)) == 1;
-}
-
 static int same_span(CXCursor a, CXCursor b)
 {
     unsigned as, ae, bs, be;
@@ -156,17 +150,14 @@ static int is_arg(CXCursor call, unsigned i, CXCursor c)
 
 static int param_index(struct actx *x, CXCursor decl)
 {
-    for (unsigned i = 0; i < x->fn->nparams; i++)
-        if (clang_equalCursors(clang_Cursor_getArgument(x->fn->cursor, i), decl))
-            return (int)i;
-    return -1;
+    return tr_param_index(x->fn->cursor, x->fn->nparams, decl);
 }
 
 /* The index of the __global pointer parameter that expression c (stripped) names, or -1. */
 static int pointer_param(struct actx *x, CXCursor c)
 {
     c = strip(c);
-    if (kind(c) != CXCursor_DeclRefExpr || !is_global_pointer(clang_getCursorType(c)))
+    if (kind(c) != CXCursor_DeclRefExpr || !tr_is_global_pointer(clang_getCursorType(c)))
         return -1;
     return param_index(x, clang_getCursorReferenced(c));
 }
@@ -534,16 +525,6 @@ static unsigned root_access(struct actx *x, int d)
     }
 }
 
-static int is_global_lvalue(CXCursor c)
-{
-    enum CXCursorKind k = kind(c);
-    if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr &&
-        !unop(c, CXUnaryOperator_Deref))
-        return 0;
-    CXType t = clang_getCursorType(c);
-    return t.kind != CXType_Invalid && clang_getAddressSpace(t) == 1;
-}
-
 /* Global lvalue st[d]: descends its lvalue chain to the root, which must be on a parameter;
  * at the root itself, records the site. */
 static void check_lvalue(struct actx *x, int d)
@@ -636,9 +617,9 @@ static void check_ref(struct actx *x, int d)
     if (kind(decl) != CXCursor_VarDecl && kind(decl) != CXCursor_ParmDecl)
         return;
     CXType t = clang_getCursorType(decl);
-    if (is_global_pointer(t))
+    if (tr_is_global_pointer(t))
         check_pointer_ref(x, d);
-    else if (t.kind != CXType_Invalid && clang_getAddressSpace(t) == 1)
+    else if (tr_address_space(t) == TR_AS_GLOBAL)
         x->fail = 1; /* a program-scope __global variable */
 }
 
@@ -656,7 +637,7 @@ static void check_call(struct actx *x, CXCursor c)
     CXCursor e;
     for (int i = 0; i < n && !x->fail; i++) {
         CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
-        if (!is_global_pointer(clang_getCursorType(a)))
+        if (!tr_is_global_pointer(clang_getCursorType(a)))
             continue;
         CXType pt = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(a)));
         long long elem = clang_Type_getSizeOf(pt);
@@ -855,10 +836,10 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         check_ref(x, d);
     else if (f->kind == CXCursor_CallExpr)
         check_call(x, c);
-    else if (f->kind == CXCursor_CStyleCastExpr && is_global_pointer(clang_getCursorType(c)) &&
+    else if (f->kind == CXCursor_CStyleCastExpr && tr_is_global_pointer(clang_getCursorType(c)) &&
              ctype(strip(tr_nth_child(c, tr_num_children(c) - 1))).kind != CXType_Pointer)
         x->fail = 1; /* an integer made into a __global pointer */
-    if (!x->fail && is_global_lvalue(c))
+    if (!x->fail && tr_is_global_lvalue(c))
         check_lvalue(x, d);
     if (!x->fail)
         clang_visitChildren(c, visit, x);

@@ -5,6 +5,7 @@
 #ifndef VAST_TRANSLATE_INTERNAL_H
 #define VAST_TRANSLATE_INTERNAL_H
 
+#include "cursor.h"
 #include "strbuf.h"
 #include "translate.h"
 
@@ -103,30 +104,11 @@ struct tr_unit {
     size_t nfns;
 };
 
-void tr_diag_add(struct tr_unit *u, CXCursor where, const char *kernel,
-                 const char *construct, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end);
-CXCursor tr_nth_child(CXCursor c, unsigned i); /* null cursor past the last child */
-/* One level of a pre-order walk's parent stack: the cursor, its span and its index among
- * its parent's children (walk.c, affine.c). */
-struct tr_frame {
-    CXCursor c;
-    enum CXCursorKind kind;
-    unsigned start, end, index, nchildren;
-};
-/* Fills st[depth] for c (counting it as a child of st[depth - 1]) and returns it. */
-struct tr_frame *tr_frame_enter(struct tr_frame *st, int depth, CXCursor c);
-unsigned tr_num_children(CXCursor c);
-int tr_is_kernel(struct tr_unit *u, CXCursor fn);
-int tr_in_main_file(CXCursor c);
-char *tr_cursor_type_spelling(CXCursor c);
+int tr_is_kernel(struct tr_unit *u, CXCursor fn); /* signature.c */
 
 /* Walks every function in the unit, producing edits and recording diagnostics (with
  * the function's name as `kernel`; tr_meta_* maps helpers to kernels). */
 void tr_walk_unit(struct tr_unit *u);
-/* The program's own function declared by decl (NULL: a builtin). */
-struct tr_fn *tr_find_fn(struct tr_unit *u, CXCursor decl);
 /* Rewrites a function's parameter list (and, for a kernel with a body, its prologue
  * after offset body_open; `counters` are the inspector's loop counters). */
 void tr_rewrite_signature(struct tr_unit *u, struct tr_fn *fn, unsigned body_open,

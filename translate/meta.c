@@ -88,10 +88,10 @@ static enum translate_arg_kind arg_kind(CXType t, unsigned *elem)
         CXType pt = clang_getPointeeType(c);
         long long ps = clang_Type_getSizeOf(pt);
         *elem = ps > 0 ? (unsigned)ps : 0;
-        switch (clang_getAddressSpace(pt)) {
-        case 1: return TRANSLATE_ARG_GLOBAL_POINTER;
-        case 2: return TRANSLATE_ARG_LOCAL_POINTER;
-        case 3: return TRANSLATE_ARG_CONSTANT_POINTER;
+        switch (tr_address_space(pt)) {
+        case TR_AS_GLOBAL: return TRANSLATE_ARG_GLOBAL_POINTER;
+        case TR_AS_LOCAL: return TRANSLATE_ARG_LOCAL_POINTER;
+        case TR_AS_CONSTANT: return TRANSLATE_ARG_CONSTANT_POINTER;
         default: return TRANSLATE_ARG_SCALAR;
         }
     }

@@ -84,8 +84,7 @@ static void rewrite_kernel_params(struct tr_unit *u, struct tr_fn *fn, struct st
 {
     for (unsigned i = 0; i < fn->nparams; i++) {
         CXCursor p = clang_Cursor_getArgument(fn->cursor, i);
-        CXType t = clang_getCanonicalType(clang_getCursorType(p));
-        if (t.kind != CXType_Pointer || clang_getAddressSpace(clang_getPointeeType(t)) != 1)
+        if (!tr_is_global_pointer(clang_getCursorType(p)))
             continue;
         unsigned s, e;
         CXString ns = clang_getCursorSpelling(p);

@@ -49,17 +49,6 @@ static enum CXCursorKind kind(CXCursor c)
     return clang_getCursorKind(c);
 }
 
-static unsigned space_of(CXType t)
-{
-    return t.kind == CXType_Invalid ? 0 : clang_getAddressSpace(t);
-}
-
-static int is_global_pointer(CXType t)
-{
-    t = clang_getCanonicalType(t);
-    return t.kind == CXType_Pointer && space_of(clang_getPointeeType(t)) == 1;
-}
-
 static int is_loop_or_switch(enum CXCursorKind k)
 {
     return k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt || k == CXCursor_SwitchStmt;
@@ -81,15 +70,6 @@ struct scan {
     int depth; /* helper call depth (sync) */
 };
 
-static int is_global_lvalue(CXCursor c)
-{
-    enum CXCursorKind k = kind(c);
-    if (k == CXCursor_UnaryOperator ? clang_getCursorUnaryOperatorKind(c) != CXUnaryOperator_Deref
-                                    : k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr)
-        return 0;
-    return space_of(clang_getCursorType(c)) == 1;
-}
-
 /* Work-group functions: a work-item's iterations in different launches would meet other
  * work-items' at different points. */
 static int is_sync(CXCursor f)
@@ -109,7 +89,7 @@ static void scan_call(struct scan *s, CXCursor c)
     CXCursor f = clang_getCursorReferenced(c);
     int n = clang_Cursor_getNumArguments(c);
     for (int i = 0; i < n; i++)
-        if (is_global_pointer(clang_getCursorType(clang_Cursor_getArgument(c, (unsigned)i))))
+        if (tr_is_global_pointer(clang_getCursorType(clang_Cursor_getArgument(c, (unsigned)i))))
             s->global = 1;
     if (clang_Cursor_isNull(f)) {
         s->sync = s->global = 1; /* an unknown callee */
@@ -138,18 +118,19 @@ static enum CXChildVisitResult scan_node(CXCursor c, CXCursor p, CXClientData d)
     (void)p;
     struct scan *s = d;
     enum CXCursorKind k = kind(c);
-    if (s->depth == 0 && is_global_lvalue(c))
+    if (s->depth == 0 && tr_is_global_lvalue(c))
         s->global = 1;
     if (k == CXCursor_CallExpr)
         scan_call(s, c);
     if (k == CXCursor_DeclRefExpr || k == CXCursor_VarDecl) {
         CXCursor decl = k == CXCursor_VarDecl ? c : clang_getCursorReferenced(c);
         CXType t = clang_getCanonicalType(clang_getCursorType(decl));
-        unsigned sp = space_of(t);
-        if (sp == 2 || (t.kind == CXType_Pointer && space_of(clang_getPointeeType(t)) == 2) ||
-            (t.kind == CXType_ConstantArray && space_of(clang_getArrayElementType(t)) == 2))
+        unsigned sp = tr_address_space(t);
+        if (sp == TR_AS_LOCAL ||
+            (t.kind == CXType_Pointer && tr_address_space(clang_getPointeeType(t)) == TR_AS_LOCAL) ||
+            (t.kind == CXType_ConstantArray && tr_address_space(clang_getArrayElementType(t)) == TR_AS_LOCAL))
             s->local = 1;
-        if (s->depth == 0 && k == CXCursor_DeclRefExpr && sp == 1)
+        if (s->depth == 0 && k == CXCursor_DeclRefExpr && sp == TR_AS_GLOBAL)
             s->global = 1; /* a program-scope __global variable */
     }
     return CXChildVisit_Recurse;
@@ -249,7 +230,7 @@ static int outer(struct sctx *x, CXCursor decl)
 static int own_lvalue(struct sctx *x, CXCursor lv)
 {
     lv = strip(lv);
-    if (space_of(clang_getCursorType(lv)) == 1)
+    if (tr_address_space(clang_getCursorType(lv)) == TR_AS_GLOBAL)
         return 1;
     for (;;) {
         enum CXCursorKind k = kind(lv);
@@ -303,8 +284,9 @@ static void check_body_node(struct sctx *x, CXCursor c, int nested)
         CXCursor d = clang_getCursorReferenced(c);
         CXType t = clang_getCanonicalType(clang_getCursorType(d));
         if (outer(x, d) && (t.kind == CXType_ConstantArray ||
-                            (t.kind == CXType_Pointer && space_of(clang_getPointeeType(t)) != 1 &&
-                             space_of(clang_getPointeeType(t)) != 3))) {
+                            (t.kind == CXType_Pointer &&
+                             tr_address_space(clang_getPointeeType(t)) != TR_AS_GLOBAL &&
+                             tr_address_space(clang_getPointeeType(t)) != TR_AS_CONSTANT))) {
             x->fail = 1; /* private memory reachable from outside the body */
             return;
         }

@@ -6,7 +6,6 @@
  * (a[i].f, not a[i]; a vector, not its swizzle). Called by translate.c. */
 #include "internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +27,7 @@ struct var {
 struct walk {
     struct tr_unit *u;
     struct tr_fn *fn;
-    CXCursor params[64];
-    unsigned nparams;
+    unsigned nparams;   /* parameters tracked: at most 64 (param_index) */
     struct var vars[MAX_VARS];
     unsigned nvars;
     int changed;        /* pre-pass: var facts grew */
@@ -45,39 +43,6 @@ struct walk {
 static enum CXChildVisitResult walk_node(CXCursor c, CXCursor parent, CXClientData d);
 
 /* ---- small helpers --------------------------------------------------------------- */
-
-int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end)
-{
-    CXSourceRange r = clang_getCursorExtent(c);
-    CXFile f1, f2;
-    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, start);
-    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, end);
-    return f1 && f2 && *end >= *start ? 0 : -1;
-}
-
-int tr_in_main_file(CXCursor c)
-{
-    return clang_Location_isFromMainFile(clang_getCursorLocation(c));
-}
-
-char *tr_cursor_type_spelling(CXCursor c)
-{
-    CXString s = clang_getTypeSpelling(clang_getCursorType(c));
-    char *r = translate_strdup(clang_getCString(s));
-    clang_disposeString(s);
-    return r;
-}
-
-static unsigned addr_space(CXType t)
-{
-    return t.kind == CXType_Invalid ? 0 : clang_getAddressSpace(t);
-}
-
-static int is_global_pointer(CXType t)
-{
-    t = clang_getCanonicalType(t);
-    return t.kind == CXType_Pointer && addr_space(clang_getPointeeType(t)) == 1;
-}
 
 static int cursor_is(CXCursor a, CXCursor b)
 {
@@ -97,12 +62,10 @@ static struct var *find_var(struct walk *w, CXCursor decl, int create)
     return v;
 }
 
+/* The parameters a walk tracks: the first 64 (argument masks end at bit 63). */
 static int param_index(struct walk *w, CXCursor decl)
 {
-    for (unsigned i = 0; i < w->nparams; i++)
-        if (cursor_is(w->params[i], decl))
-            return (int)i;
-    return -1;
+    return tr_param_index(w->fn->cursor, w->nparams, decl);
 }
 
 /* ---- facts about expressions ----------------------------------------------------- */
@@ -115,14 +78,12 @@ struct expr_scan {
                          carry a fabricated value in a faulted work-group (guard.c) */
 };
 
-static int is_global_lvalue(CXCursor c);
-
 static enum CXChildVisitResult scan_taint(CXCursor c, CXCursor p, CXClientData d)
 {
     (void)p;
     struct expr_scan *s = d;
     enum CXCursorKind k = clang_getCursorKind(c);
-    if (is_global_lvalue(c))
+    if (tr_is_global_access(c))
         s->loads = 1;
     if (k == CXCursor_DeclRefExpr) {
         CXCursor d = clang_getCursorReferenced(c);
@@ -165,48 +126,6 @@ static int expr_loads(struct walk *w, CXCursor e)
 static int expr_xloads(struct walk *w, CXCursor e)
 {
     return expr_scan_run(w, e, 1);
-}
-
-struct nth {
-    CXCursor found;
-    unsigned want, seen;
-};
-
-static enum CXChildVisitResult nth_child_visit(CXCursor c, CXCursor p, CXClientData d)
-{
-    (void)p;
-    struct nth *n = d;
-    if (n->seen++ == n->want) {
-        n->found = c;
-        return CXChildVisit_Break;
-    }
-    return CXChildVisit_Continue;
-}
-
-CXCursor tr_nth_child(CXCursor c, unsigned i)
-{
-    struct nth n = {clang_getNullCursor(), i, 0};
-    clang_visitChildren(c, nth_child_visit, &n);
-    return n.found;
-}
-
-struct tr_frame *tr_frame_enter(struct tr_frame *st, int depth, CXCursor c)
-{
-    struct tr_frame *f = &st[depth];
-    f->c = c;
-    f->kind = clang_getCursorKind(c);
-    f->index = depth > 0 ? st[depth - 1].nchildren++ : 0;
-    f->nchildren = 0;
-    if (tr_cursor_span(c, &f->start, &f->end) != 0)
-        f->start = f->end = 0;
-    return f;
-}
-
-unsigned tr_num_children(CXCursor c)
-{
-    struct nth n = {clang_getNullCursor(), ~0u, 0};
-    clang_visitChildren(c, nth_child_visit, &n);
-    return n.seen;
 }
 
 static unsigned long long pointer_mask(struct walk *w, CXCursor e);
@@ -303,30 +222,6 @@ static void note_assignment(struct walk *w, CXCursor var_decl, CXCursor rhs)
 
 /* ---- diagnostics ----------------------------------------------------------------- */
 
-void tr_diag_add(struct tr_unit *u, CXCursor where, const char *kernel,
-                 const char *construct, const char *fmt, ...)
-{
-    u->diags = translate_xrealloc(u->diags, (u->num_diags + 1) * sizeof *u->diags);
-    struct translate_diag *d = &u->diags[u->num_diags++];
-    memset(d, 0, sizeof *d);
-    CXString file;
-    unsigned line = 0;
-    clang_getPresumedLocation(clang_getCursorLocation(where), &file, &line, NULL);
-    d->file = translate_strdup(clang_getCString(file));
-    clang_disposeString(file);
-    d->line = line;
-    d->kernel = kernel ? translate_strdup(kernel) : NULL;
-    d->construct = translate_strdup(construct);
-    struct strbuf m = {0};
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    strbuf_puts(&m, tmp);
-    d->message = strbuf_take(&m);
-}
-
 static void fn_diag(struct walk *w, const char *construct, const char *fmt, const char *arg)
 {
     if (!w->emit)
@@ -336,22 +231,6 @@ static void fn_diag(struct walk *w, const char *construct, const char *fmt, cons
 }
 
 /* ---- accesses -------------------------------------------------------------------- */
-
-static int is_global_lvalue(CXCursor c)
-{
-    enum CXCursorKind k = clang_getCursorKind(c);
-    if (k == CXCursor_UnaryOperator) {
-        if (clang_getCursorUnaryOperatorKind(c) != CXUnaryOperator_Deref)
-            return 0;
-    } else if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr) {
-        return 0;
-    }
-    CXType t = clang_getCursorType(c);
-    if (t.kind == CXType_Invalid || addr_space(t) != 1)
-        return 0;
-    enum CXTypeKind ck = clang_getCanonicalType(t).kind;
-    return ck != CXType_ConstantArray && ck != CXType_IncompleteArray;
-}
 
 /* How the lvalue at stack depth `at` is used: decided by its parents. */
 static enum use access_use(struct walk *w, int at)
@@ -556,7 +435,7 @@ static enum CXChildVisitResult scan_address(CXCursor c, CXCursor p, CXClientData
     (void)p;
     struct expr_scan *s = d;
     CXType t = clang_getCanonicalType(clang_getCursorType(c));
-    if (is_global_lvalue(c) && t.kind == CXType_Record) /* same access: s[i] of s[i].f */
+    if (tr_is_global_access(c) && t.kind == CXType_Record) /* same access: s[i] of s[i].f */
         clang_visitChildren(c, scan_address, s);
     else if (expr_loads(s->w, c))
         s->loads = 1;
@@ -713,7 +592,7 @@ static void rewrite_builtin_call(struct walk *w, struct tr_frame *f, const char 
     int nargs = clang_Cursor_getNumArguments(f->c);
     for (int i = 0; i < nargs; i++) {
         CXCursor a = clang_Cursor_getArgument(f->c, (unsigned)i);
-        if (!is_global_pointer(clang_getCursorType(a)))
+        if (!tr_is_global_pointer(clang_getCursorType(a)))
             continue;
         int is_store = !strncmp(name, "vstore", 6), is_load = !strncmp(name, "vload", 5);
         if (is_load || is_store) {
@@ -760,7 +639,7 @@ static void record_call(struct walk *w, struct tr_frame *f, CXCursor callee)
     c->arg_mask = translate_xrealloc(NULL, (c->nargs + 1) * sizeof *c->arg_mask);
     for (unsigned i = 0; i < c->nargs; i++) {
         CXCursor a = clang_Cursor_getArgument(f->c, i);
-        c->arg_mask[i] = is_global_pointer(clang_getCursorType(a)) ? pointer_mask(w, a) : 0;
+        c->arg_mask[i] = tr_is_global_pointer(clang_getCursorType(a)) ? pointer_mask(w, a) : 0;
     }
 }
 
@@ -909,7 +788,7 @@ static void visit_guard(struct walk *w, struct tr_frame *f)
 
 static void visit_prepass(struct walk *w, struct tr_frame *f)
 {
-    if (f->kind == CXCursor_VarDecl && addr_space(clang_getCursorType(f->c)) == 2)
+    if (f->kind == CXCursor_VarDecl && tr_address_space(clang_getCursorType(f->c)) == TR_AS_LOCAL)
         w->fn->work_group = 1; /* a __local variable */
     if (f->kind == CXCursor_VarDecl) {
         CXCursor init = tr_nth_child(f->c, 0);
@@ -942,7 +821,7 @@ static enum CXChildVisitResult walk_node(CXCursor c, CXCursor parent, CXClientDa
     w->depth++;
     if (!w->emit)
         visit_prepass(w, f);
-    else if (is_global_lvalue(c))
+    else if (tr_is_global_access(c))
         visit_access(w);
     else if (f->kind == CXCursor_CallExpr)
         visit_call(w);
@@ -978,8 +857,6 @@ static void walk_function(struct tr_unit *u, struct tr_fn *fn)
     w->fn = fn;
     int n = clang_Cursor_getNumArguments(fn->cursor);
     w->nparams = n > 0 ? (unsigned)(n > 64 ? 64 : n) : 0;
-    for (unsigned i = 0; i < w->nparams; i++)
-        w->params[i] = clang_Cursor_getArgument(fn->cursor, i);
     unsigned end;
     tr_cursor_span(fn->cursor, &w->fn_start, &end);
     CXCursor body = function_body(fn->cursor);
@@ -1025,18 +902,6 @@ static enum CXChildVisitResult collect_function(CXCursor c, CXCursor p, CXClient
     fn->nparams = n > 0 ? (unsigned)n : 0;
     fn->param_access = calloc(fn->nparams + 1, sizeof *fn->param_access);
     return CXChildVisit_Continue;
-}
-
-struct tr_fn *tr_find_fn(struct tr_unit *u, CXCursor decl)
-{
-    CXString s = clang_getCursorUSR(decl);
-    const char *usr = clang_getCString(s);
-    struct tr_fn *found = NULL;
-    for (size_t i = 0; i < u->nfns && !found; i++)
-        if (!strcmp(u->fns[i].usr, usr))
-            found = &u->fns[i];
-    clang_disposeString(s);
-    return found;
 }
 
 void tr_walk_unit(struct tr_unit *u)

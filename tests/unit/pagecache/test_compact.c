@@ -94,6 +94,9 @@ static void check_pool(struct fixture *fx)
     pagecache_count_frames(fx->pool, &valid, &dirty, &pinned);
     assert_int_equal(valid, used);
     assert_int_equal(fx->pool->free_count, fx->pool->nframes - used);
+    const char *bad = pagecache_check(fx->pool);
+    if (bad)
+        fail_msg("pagecache_check: %s", bad);
 }
 
 /* Every byte of every buffer as the host reads it (flushes dirty pages). */

@@ -9,6 +9,8 @@
  * one-page parts (hostcopy.h), so the 16 threads also contend for that pool. And both run
  * duplex: write-backs on the fake's unordered lane in windows of two pages, every transfer
  * deferred and the two lanes run in a hostile order (fake_device.h), direct and staged.
+ * After every step pagecache_check verifies the pool's invariants (README.md), in the
+ * threaded runs while the other threads' calls are in flight.
  * Seeds are fixed (VAST_TEST_SEED overrides) and printed; outputs are poisoned first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +42,7 @@ static uint32_t rnd(uint64_t *s)
 }
 
 struct model {
+    struct vast_pool *pool;
     struct vast_pc_buffer *buf;
     unsigned char *shadow; /* what the buffer must contain, region [lo, lo + len) */
     size_t lo, len;        /* bytes of buf this model owns */
@@ -165,6 +168,10 @@ static void run_model(struct model *m, int steps, int allow_discard, size_t dev_
             else
                 CHECK(m, (pagecache_flush_range(m->buf, m->lo, m->len)) == 0);
         }
+        const char *bad = pagecache_check(m->pool);
+        CHECK(m, bad == NULL);
+        if (bad)
+            fprintf(stderr, "step %d: pagecache_check: %s\n", i, bad);
     }
 }
 
@@ -223,7 +230,7 @@ static void run_model_single(int staged, int order)
     assert_int_equal(pagecache_create_pool(ops, &dev, 8 * PG, PG, 3 * PG, &pool), 0);
     pool_init(pool, order);
     assert_int_equal(pagecache_create_backing(size, 0, &store), 0);
-    struct model m = {.lo = 0, .len = size, .rng = seed};
+    struct model m = {.pool = pool, .lo = 0, .len = size, .rng = seed};
     assert_int_equal(pagecache_create_buffer(pool, store, &m.buf), 0);
     m.shadow = calloc(1, size);
     m.tmp = malloc(8 * PG);
@@ -294,9 +301,9 @@ static void run_model_threads(int staged, int order)
     pthread_t th[2 * NTHREADS];
     for (int t = 0; t < NTHREADS; t++) {
         assert_int_equal(pagecache_create_backing(40 * PG, 0, &priv_store[t]), 0);
-        m[t] = (struct model){.lo = 0, .len = 40 * PG, .rng = seed + 1000u * t};
+        m[t] = (struct model){.pool = pool, .lo = 0, .len = 40 * PG, .rng = seed + 1000u * t};
         assert_int_equal(pagecache_create_buffer(pool, priv_store[t], &m[t].buf), 0);
-        m[NTHREADS + t] = (struct model){.buf = shared, .lo = (size_t)t * SHARED_PAGES_PER_THREAD * PG,
+        m[NTHREADS + t] = (struct model){.pool = pool, .buf = shared, .lo = (size_t)t * SHARED_PAGES_PER_THREAD * PG,
                                          .len = SHARED_PAGES_PER_THREAD * PG, .rng = seed + 7u * t};
     }
     for (int i = 0; i < 2 * NTHREADS; i++) {

@@ -1,7 +1,8 @@
 /* test_pool.c: deterministic unit tests of the frame pool over the fake device: geometry
  * (budget not a multiple of the page, several chunks), run coalescing with exact transfer
  * counts, clock-sweep eviction order, pins, out-of-frames, release, backing stores,
- * sub-buffers, fault injection (a failed write-back loses nothing). */
+ * sub-buffers, fault injection (a failed write-back loses nothing), the pool's default shape,
+ * page-table entries and host pins through the pool. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "fake_device.h"
 #include "pagecache.h"
+#include "pagecache_int.h" /* test_check corrupts page tables */
 #include "vast_cmocka.h"
 
 #define PG 4096u
@@ -398,7 +400,135 @@ static void test_backing(void **state)
     pagecache_destroy_backing(b);
 }
 
+/* The pool's shape from the device's facts: defaults and what the configuration fixes. */
+static void test_pool_shape(void **state)
+{
+    (void)state;
+    const uint64_t G = 1ull << 30;
+    struct vast_pool_shape s = pagecache_pool_shape(16 * G, 4 * G, 0, 0);
+    assert_int_equal(s.budget, 12 * G); /* three quarters of the device */
+    assert_int_equal(s.page_size, 64 << 10);
+    assert_int_equal(s.max_chunk, 4 * G);
+    /* a small budget gets smaller pages, so that it holds VAST_POOL_MIN_FRAMES frames ... */
+    s = pagecache_pool_shape(16 * G, 4 * G, 16 << 20, 0);
+    assert_int_equal(s.budget, 16 << 20);
+    assert_int_equal(s.page_size, 16 << 10);
+    /* ... but never below 4 KiB */
+    s = pagecache_pool_shape(16 * G, 4 * G, 1 << 20, 0);
+    assert_int_equal(s.page_size, 4096);
+    /* a configured page stays, however few frames; chunks are whole pages */
+    s = pagecache_pool_shape(16 * G, (1 << 20) + 12345, 1 << 20, 256 << 10);
+    assert_int_equal(s.page_size, 256 << 10);
+    assert_int_equal(s.max_chunk, 1 << 20);
+}
+
+/* Page-table entries (the paged kernels' ABI, translate.h): chunk in the top bits, the frame's
+ * index in its chunk below, decoded back to the frame's device location. */
+static void test_frame_entry(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 10 * PG, PG, 3 * PG, &pool), 0);
+    assert_int_equal(pagecache_frame_entry(pool, 0), 0);
+    assert_int_equal(pagecache_frame_entry(pool, 2), 2);
+    assert_int_equal(pagecache_frame_entry(pool, 3), 1u << 30);
+    assert_int_equal(pagecache_frame_entry(pool, 7), 2u << 30 | 1);
+    assert_int_equal(pagecache_frame_entry(pool, 9), 3u << 30);
+    for (uint32_t f = 0; f < pool->nframes; f++) {
+        uint32_t e = pagecache_frame_entry(pool, f);
+        assert_int_not_equal(e, VAST_PC_NO_ENTRY);
+        assert_ptr_equal(pagecache_entry_chunk(pool, e), pagecache_frame_chunk(pool, f));
+        assert_int_equal(pagecache_entry_offset(pool, e), pagecache_frame_offset(pool, f));
+    }
+    pagecache_destroy_pool(pool);
+}
+
+/* Host memory pinned through the pool's device; a device that refuses leaves no pin. */
+static void test_pin_host(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_pool *pool;
+    assert_int_equal(pagecache_create_pool(&fake_device_ops, &dev, 4 * PG, PG, 4 * PG, &pool), 0);
+    char mem[PG];
+    vast_host_pin pin = NULL;
+    assert_int_equal(pagecache_pin_host(pool, mem, sizeof mem, &pin), VAST_PC_OK);
+    assert_non_null(pin);
+    assert_int_equal(dev.pins, 1);
+    pagecache_unpin_host(pool, pin);
+    assert_int_equal(dev.unpins, 1);
+    dev.no_pin = 1;
+    assert_int_equal(pagecache_pin_host(pool, mem, sizeof mem, &pin), VAST_PC_ERR_UNSUPPORTED);
+    assert_null(pin);
+    pagecache_unpin_host(pool, pin); /* nothing to drop */
+    assert_int_equal(dev.unpins, 1);
+    pagecache_destroy_pool(pool);
+}
+
+/* pagecache_check finds each corruption of the bookkeeping, and nothing once it is undone. */
+static void expect_bad(struct vast_pool *pool, const char *words)
+{
+    const char *bad = pagecache_check(pool);
+    if (!bad || !strstr(bad, words))
+        fail_msg("pagecache_check: got \"%s\", expected \"%s\"", bad ? bad : "(ok)", words);
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(8, 4, 16 * PG - 5);
+    struct vast_frame_loc locs[4];
+    assert_int_equal(pagecache_make_resident(fx->buf, 2, 4, VAST_PC_PIN, locs), 0);
+    assert_int_equal(pagecache_mark_dirty(fx->buf, 3, 1), 0);
+    pagecache_unpin_range(fx->buf, 2, 3); /* page 5 stays pinned */
+    assert_null(pagecache_check(fx->pool));
+    struct vast_pool *pool = fx->pool;
+    uint32_t f = locs[1].frame, free_f = VAST_PT_NO_FRAME;
+    for (uint32_t i = 0; i < pool->nframes && free_f == VAST_PT_NO_FRAME; i++)
+        if (atomic_load(&pool->frames[i].state) == 0)
+            free_f = i;
+    assert_int_not_equal(free_f, VAST_PT_NO_FRAME);
+    _Atomic uint32_t *fs = &pool->frames[free_f].state;
+
+    /* a free frame that is dirty, pinned, or used */
+    const uint32_t junk[] = {VAST_FS_DIRTY, VAST_FS_PIN_ONE, VAST_FS_USAGE_ONE};
+    for (size_t i = 0; i < 3; i++) {
+        atomic_store(fs, junk[i]);
+        expect_bad(pool, "holds no page");
+        atomic_store(fs, 0);
+        assert_null(pagecache_check(pool));
+    }
+    /* a usage count past its maximum, an unknown bit */
+    uint32_t s = atomic_load(&pool->frames[f].state);
+    uint32_t over = (VAST_FS_USAGE_MAX + 1) << VAST_FS_USAGE_SHIFT;
+    atomic_store(&pool->frames[f].state, (s & ~VAST_FS_USAGE_MASK) | over);
+    expect_bad(pool, "usage count");
+    atomic_store(&pool->frames[f].state, s | 1u << 30);
+    expect_bad(pool, "unknown bits");
+    atomic_store(&pool->frames[f].state, s);
+    /* frame -> page: the frame names another page than the one mapping it */
+    pool->frames[f].page = 9;
+    expect_bad(pool, "does not name it");
+    pool->frames[f].page = 3;
+    /* page -> frame: an absent page mapped onto a frame holding another page */
+    pagecache_pt_set_frame(&fx->buf->pt, 10, f);
+    expect_bad(pool, "page 10 maps to frame");
+    pagecache_pt_set_frame(&fx->buf->pt, 10, VAST_PT_NO_FRAME);
+    /* a write-back target outside I/O */
+    pool->frames[f].evicting = fx->buf;
+    expect_bad(pool, "without I/O");
+    pool->frames[f].evicting = NULL;
+    /* the free count */
+    pool->free_count++;
+    expect_bad(pool, "free count");
+    pool->free_count--;
+    assert_null(pagecache_check(pool));
+    pagecache_unpin_range(fx->buf, 5, 1);
+    teardown_fx(fx);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs, test_clock_order,
-                 test_pins_never_evicted, test_out_of_frames, test_writeback_fault, test_host_write_update,
-                 test_map_discard, test_sub_buffer, test_backing)
+                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs, test_clock_order, test_pins_never_evicted, test_out_of_frames, test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer, test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check)

@@ -250,6 +250,25 @@ static void test_vectors_atomics_ternary(void **state)
     translate_result_free(r);
 }
 
+/* An array member of a __global struct: t->arr[k] is recorded as the whole struct *t, at the
+ * array-typed lvalue t->arr, a __global lvalue that is no access (cursor.h); t[i].arr[k] also
+ * has the lvalue t[i] in it. */
+static void test_array_member(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef struct { int n; float arr[4]; } T;\n"
+           "__kernel void arrm(__global const T *t, __global float *o) {\n"
+           "  int i = get_global_id(0); o[i] = t->arr[i & 3] + t[i].arr[1]; }\n");
+    const struct translate_affine *a = affine(r, "arrm", 3, 0);
+    expect_site(&a->sites[0], 1, 4, W);
+    expect_site(&a->sites[1], 0, 20, R);
+    EXPECT(&a->sites[1].offset, S64(C, 0));
+    expect_site(&a->sites[2], 0, 20, R);
+    EXPECT(&a->sites[2].offset, U64(GID, 0), S32(CAST, 0), SCALE(20));
+    translate_result_free(r);
+}
+
 static void test_unsupported(void **state)
 {
     (void)state;
@@ -338,5 +357,4 @@ static void test_ranges(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_saxpy, test_matrixmul, test_locals_2d, test_loops, test_vectors_atomics_ternary, test_unsupported,
-                 test_ranges)
+                 test_saxpy, test_matrixmul, test_locals_2d, test_loops, test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges)

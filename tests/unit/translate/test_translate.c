@@ -241,6 +241,22 @@ static void test_inspector_zero_loads(void **state)
     translate_result_free(r);
 }
 
+/* An array member of a __global struct is no access: its elements are (translate/cursor.h,
+ * tr_is_global_access). Rewriting t->arr itself loaded the array into a temporary and the
+ * store to its element went nowhere. */
+static void test_array_member_elements(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef struct { int n; float arr[4]; } T;\n"
+           "__kernel void arrm(__global T *t, __global float *o) {\n"
+           "  int i = get_global_id(0); o[i] = t->arr[i & 3]; t->arr[1] = 2; }\n", NULL);
+    assert_non_null(strstr(r->paged_source, "(*(__global float *)vast_trr_k((ulong)&(t->arr[i & 3]), "));
+    assert_non_null(strstr(r->paged_source, "(*(__global float *)vast_trw_k((ulong)&(t->arr[1]), "));
+    assert_null(strstr(r->paged_source, "(ulong)&(t->arr),"));
+    translate_result_free(r);
+}
+
 /* Work-item functions report the original launch from the ABI's vast_slab (real launches carry
  * no offset); kernels whose work-items meet cannot be sliced. */
 static void test_ids_and_work_group_bound(void **state)
@@ -356,7 +372,4 @@ static void test_faulted_guards(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_golden_vadd, test_ids_and_work_group_bound, test_line_markers_and_macros,
-                 test_metadata_through_helpers, test_metadata_past_63_args, test_unsupported_is_diagnosed,
-                 test_errors_say_why, test_inspector_loop_budget, test_inspector_private_sink,
-                 test_inspector_zero_loads, test_straddle_split, test_faulted_guards)
+                 test_golden_vadd, test_ids_and_work_group_bound, test_line_markers_and_macros, test_metadata_through_helpers, test_metadata_past_63_args, test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget, test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements, test_straddle_split, test_faulted_guards)
