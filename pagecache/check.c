@@ -96,6 +96,9 @@ static const char *check_locked(struct vast_pool *pool)
     if (pool->clock_hand >= pool->nframes || pool->free_hint >= pool->nframes)
         FAIL("clock hand %zu or free hint %zu past %zu frames", pool->clock_hand, pool->free_hint,
              pool->nframes);
+    for (size_t f = 0; f < pool->free_hint; f++) /* free frames are granted lowest first */
+        if (atomic_load_explicit(&pool->frames[f].state, memory_order_relaxed) == 0)
+            FAIL("frame %zu is free below the free hint %zu", f, pool->free_hint);
     return NULL;
 }
 

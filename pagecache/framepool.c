@@ -247,6 +247,12 @@ void pagecache_free_frame(struct vast_pool *pool, uint32_t f)
     fr->owner = NULL;
     fr->page = 0;
     pool->free_count++;
+    /* Free frames are granted lowest first (grant_free scans up from the hint, and no frame
+     * below it is free): a frame given back is reused before one never touched, so the memory
+     * the pool's chunks commit follows the working set. Next-fit took untouched frames first: a
+     * 64 MiB buffer made and released 24 times grew a PoCL process by 1472 MiB. */
+    if (f < pool->free_hint)
+        pool->free_hint = f;
 }
 
 void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out)
