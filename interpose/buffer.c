@@ -105,19 +105,8 @@ cl_int vast_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_val
               param_value_size_ret);
 }
 
-cl_int vast_clRetainMemObject(cl_mem memobj)
-{
-    VAST_CHECK_MEM(memobj);
-    VAST_RETAIN(memobj);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseMemObject(cl_mem memobj)
-{
-    VAST_CHECK_MEM(memobj);
-    VAST_RELEASE(memobj);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainMemObject, vast_clReleaseMemObject, cl_mem,
+                    memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
 
 cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value,
                                size_t *param_value_size_ret)

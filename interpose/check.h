@@ -64,6 +64,25 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
     VAST_RETURN_NULL_IF(!vast_object_is((h), MAGIC), code, errcode_ret,                           \
                         "%s=%p is not a live VAST object", #h, (const void *)(h))
 
+/*
+ * clRetain* and clRelease* of one object family, defined together: check the handle, then take
+ * or drop one reference (the last release runs the type's destructor, object.c). One line per
+ * family keeps the seven pairs the same; devices differ (root devices are never counted).
+ */
+#define VAST_RETAIN_RELEASE(retain_fn, release_fn, type, h, MAGIC, code)                          \
+    cl_int retain_fn(type h)                                                                      \
+    {                                                                                             \
+        VAST_CHECK(h, MAGIC, code);                                                               \
+        VAST_RETAIN(h);                                                                           \
+        return CL_SUCCESS;                                                                        \
+    }                                                                                             \
+    cl_int release_fn(type h)                                                                     \
+    {                                                                                             \
+        VAST_CHECK(h, MAGIC, code);                                                               \
+        VAST_RELEASE(h);                                                                          \
+        return CL_SUCCESS;                                                                        \
+    }
+
 /* A slot of the real platform's table, or NULL where that platform's version has none. */
 #define VAST_REAL(be, robj, entry)                                                                 \
     ((offsetof(struct _cl_icd_dispatch, entry) / sizeof(void *) < (be)->dispatch_slots)           \

@@ -194,19 +194,7 @@ cl_int vast_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
     return err;
 }
 
-cl_int vast_clRetainEvent(cl_event event)
-{
-    VAST_CHECK(event, VAST_MAGIC_EVENT, CL_INVALID_EVENT);
-    VAST_RETAIN(event);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseEvent(cl_event event)
-{
-    VAST_CHECK(event, VAST_MAGIC_EVENT, CL_INVALID_EVENT);
-    VAST_RELEASE(event);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainEvent, vast_clReleaseEvent, cl_event, event, VAST_MAGIC_EVENT, CL_INVALID_EVENT)
 
 static cl_int vast_event_real_info(cl_event event, cl_event_info param_name, size_t param_value_size,
                                    void *param_value, size_t *param_value_size_ret)

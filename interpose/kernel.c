@@ -110,19 +110,7 @@ cl_kernel vast_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
     return k;
 }
 
-cl_int vast_clRetainKernel(cl_kernel kernel)
-{
-    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    VAST_RETAIN(kernel);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseKernel(cl_kernel kernel)
-{
-    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    VAST_RELEASE(kernel);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainKernel, vast_clReleaseKernel, cl_kernel, kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL)
 
 #define KERNEL_BACKEND(k) ((k)->program->context->backend)
 

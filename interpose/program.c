@@ -243,19 +243,8 @@ cl_program vast_clCreateProgramWithIL(cl_context context, const void *il, size_t
     return p;
 }
 
-cl_int vast_clRetainProgram(cl_program program)
-{
-    VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
-    VAST_RETAIN(program);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseProgram(cl_program program)
-{
-    VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
-    VAST_RELEASE(program);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainProgram, vast_clReleaseProgram, cl_program,
+                    program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM)
 
 /* A trampoline for a build-style callback, or NULL (with *err set) when none is needed. */
 static struct vast_trampoline *build_callback(cl_program program, void(CL_CALLBACK *pfn)(cl_program, void *),

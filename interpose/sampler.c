@@ -48,19 +48,8 @@ cl_sampler vast_clCreateSamplerWithProperties(cl_context context, const cl_sampl
     return sampler_wrap(context, real, err, errcode_ret);
 }
 
-cl_int vast_clRetainSampler(cl_sampler sampler)
-{
-    VAST_CHECK(sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER);
-    VAST_RETAIN(sampler);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseSampler(cl_sampler sampler)
-{
-    VAST_CHECK(sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER);
-    VAST_RELEASE(sampler);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainSampler, vast_clReleaseSampler, cl_sampler,
+                    sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER)
 
 cl_int vast_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size,
                              void *param_value, size_t *param_value_size_ret)
