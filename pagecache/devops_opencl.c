@@ -57,9 +57,7 @@ int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue q
 {
     if (!context || !queue || !dev)
         return VAST_PC_ERR_INVALID;
-    struct cl_dev *d = calloc(1, sizeof *d);
-    if (!d)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct cl_dev, d);
     d->context = context;
     d->queue = queue;
     d->flags = flags;

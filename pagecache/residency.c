@@ -202,9 +202,7 @@ int pagecache_create_buffer(struct vast_pool *pool, struct vast_backing *backing
 {
     if (!pool || !backing || !out)
         return VAST_PC_ERR_INVALID;
-    struct vast_pc_buffer *b = calloc(1, sizeof *b);
-    if (!b)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_pc_buffer, b);
     b->pool = pool;
     b->root = b;
     b->size = pagecache_backing_size(backing);
@@ -229,9 +227,7 @@ int pagecache_create_sub_buffer(struct vast_pc_buffer *parent, size_t offset, si
     size_t root_off;
     if (!out || size == 0 || pc_root_range(parent, offset, size, &root_off))
         return VAST_PC_ERR_INVALID;
-    struct vast_pc_buffer *b = calloc(1, sizeof *b);
-    if (!b)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_pc_buffer, b);
     b->pool = parent->pool;
     b->root = parent->root;
     b->offset = root_off;
