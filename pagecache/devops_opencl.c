@@ -126,33 +126,57 @@ static void cl_free_chunk(void *dev, vast_dev_chunk chunk)
     VAST_DISPATCH(m)->clReleaseMemObject(m);
 }
 
+/* Every transfer's enqueue: a non-blocking write (host -> m) or read (m -> host) on q, with
+ * its event in *ev when ev is not NULL. The write never stores to host. */
+static cl_int cl_enqueue_rw(cl_command_queue q, int write, cl_mem m, size_t off, void *host,
+                            size_t bytes, cl_event *ev)
+{
+    const struct _cl_icd_dispatch *t = VAST_DISPATCH(q);
+    return write ? t->clEnqueueWriteBuffer(q, m, CL_FALSE, off, bytes, host, 0, NULL, ev)
+                 : t->clEnqueueReadBuffer(q, m, CL_FALSE, off, bytes, host, 0, NULL, ev);
+}
+
+/* An enqueue that made an event is flushed so the device starts while the host copies on. */
+static int enqueued(cl_command_queue q, cl_int err, cl_event ev, void **ticket)
+{
+    if (err != CL_SUCCESS || !ev)
+        return VAST_PC_ERR_TRANSFER;
+    *ticket = ev;
+    VAST_DISPATCH(q)->clFlush(q);
+    return VAST_PC_OK;
+}
+
+/* Unpinned memory goes through the staging ring when it takes the transfer (complete when this
+ * returns); VAST_PC_ERR_UNSUPPORTED when the caller transfers directly. A pin's wrapper only
+ * has to be alive: the plain pointer is the fast path. */
+static int cl_staged(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off, void *host,
+                     size_t bytes, vast_host_pin pin)
+{
+    if (pin || !d->staging)
+        return VAST_PC_ERR_UNSUPPORTED;
+    return write ? pagecache_staging_write(d->staging, chunk, off, host, bytes)
+                 : pagecache_staging_read(d->staging, chunk, off, host, bytes);
+}
+
+static int cl_transfer(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off, void *host,
+                       size_t bytes, vast_host_pin pin)
+{
+    int rc = cl_staged(d, write, chunk, off, host, bytes, pin);
+    if (rc != VAST_PC_ERR_UNSUPPORTED)
+        return rc;
+    return check(cl_enqueue_rw(d->queue, write, (cl_mem)chunk, off, host, bytes, NULL));
+}
+
 static int cl_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *host,
                     size_t bytes, vast_host_pin pin)
 {
-    /* A pin's wrapper only has to be alive: the plain pointer is the fast path. */
-    struct cl_dev *d = dev;
-    if (!pin && d->staging) {
-        int rc = pagecache_staging_write(d->staging, dst, dst_off, host, bytes);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
-    return check(VAST_DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
-                                                               dst_off, bytes, host, 0, NULL,
-                                                               NULL));
+    return cl_transfer(dev, 1, dst, dst_off, (void *)host, bytes, pin);
 }
 
 static int cl_read(void *dev, vast_dev_chunk src, size_t src_off, void *host, size_t bytes,
                    vast_host_pin pin)
 {
-    struct cl_dev *d = dev;
-    if (!pin && d->staging) {
-        int rc = pagecache_staging_read(d->staging, src, src_off, host, bytes);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
-    return check(VAST_DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
-                                                              src_off, bytes, host, 0, NULL,
-                                                              NULL));
+    return cl_transfer(dev, 0, src, src_off, host, bytes, pin);
 }
 
 static int cl_copy(void *dev, vast_dev_chunk dst, size_t dst_off, vast_dev_chunk src,
@@ -209,20 +233,13 @@ static int cl_read_unordered(void *dev, vast_dev_chunk src, size_t src_off, void
 {
     struct cl_dev *d = dev;
     *ticket = NULL;
-    if (!pin && d->staging) { /* complete when it returns: no ticket needed */
-        int rc = pagecache_staging_read(d->staging, src, src_off, host, bytes);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
+    int rc = cl_staged(d, 0, src, src_off, host, bytes, pin); /* complete: no ticket needed */
+    if (rc != VAST_PC_ERR_UNSUPPORTED)
+        return rc;
     cl_command_queue q = d->d2h ? d->d2h : d->queue;
     cl_event ev = NULL;
-    cl_int err = VAST_DISPATCH(q)->clEnqueueReadBuffer(q, (cl_mem)src, CL_FALSE, src_off, bytes, host,
-                                                       0, NULL, &ev);
-    if (err != CL_SUCCESS || !ev)
-        return VAST_PC_ERR_TRANSFER;
-    VAST_DISPATCH(q)->clFlush(q);
-    *ticket = ev;
-    return VAST_PC_OK;
+    cl_int err = cl_enqueue_rw(q, 0, (cl_mem)src, src_off, host, bytes, &ev);
+    return enqueued(q, err, ev, ticket);
 }
 
 /* The loads issued since the last ticket wait are submitted before the caller sleeps. */
@@ -261,36 +278,27 @@ static void cl_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
     munmap(host, bytes);
 }
 
-/* An enqueue that made an event is flushed so the device starts while the host copies on. */
-static int enqueued(struct cl_dev *d, cl_int err, cl_event ev, void **ticket)
+/* A slot transfer on the in-order queue; its event is the staging ticket. */
+static int cl_slot_transfer(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off,
+                            void *slot, size_t bytes, void **ticket)
 {
-    if (err != CL_SUCCESS || !ev)
-        return VAST_PC_ERR_TRANSFER;
-    *ticket = ev;
-    VAST_DISPATCH(d->queue)->clFlush(d->queue);
-    return VAST_PC_OK;
+    cl_event ev = NULL;
+    cl_int err = cl_enqueue_rw(d->queue, write, (cl_mem)chunk, off, slot, bytes, &ev);
+    return enqueued(d->queue, err, ev, ticket);
 }
 
 static int cl_slot_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *slot,
                          size_t bytes, vast_host_pin pin, void **ticket)
 {
-    (void)pin;
-    struct cl_dev *d = dev;
-    cl_event ev = NULL;
-    cl_int err = VAST_DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
-                                                               dst_off, bytes, slot, 0, NULL, &ev);
-    return enqueued(d, err, ev, ticket);
+    (void)pin; /* slots are pinned by the ring */
+    return cl_slot_transfer(dev, 1, dst, dst_off, (void *)slot, bytes, ticket);
 }
 
 static int cl_slot_read(void *dev, vast_dev_chunk src, size_t src_off, void *slot,
                         size_t bytes, vast_host_pin pin, void **ticket)
 {
-    (void)pin;
-    struct cl_dev *d = dev;
-    cl_event ev = NULL;
-    cl_int err = VAST_DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
-                                                              src_off, bytes, slot, 0, NULL, &ev);
-    return enqueued(d, err, ev, ticket);
+    (void)pin; /* slots are pinned by the ring */
+    return cl_slot_transfer(dev, 0, src, src_off, slot, bytes, ticket);
 }
 
 /* Waits for the event and checks how its command ended (a failed command's event has a
