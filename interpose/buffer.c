@@ -114,14 +114,13 @@ cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t par
     VAST_CHECK_MEM(memobj);
     if (vast_mem_is_virtual(memobj))
         return vast_vbuf_info(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    cl_uint refs = atomic_load(&memobj->obj.refcount);
     switch (param_name) {
     case CL_MEM_CONTEXT:
         return vast_info_answer(&memobj->context, sizeof(cl_context), param_value_size, param_value, param_value_size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT:
         return vast_info_answer(&memobj->parent, sizeof(cl_mem), param_value_size, param_value, param_value_size_ret);
     case CL_MEM_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&memobj->obj, param_value_size, param_value, param_value_size_ret);
     default:
         VAST_PASS(memobj->context->backend, memobj->real, clGetMemObjectInfo, memobj->real, param_name,
                   param_value_size, param_value, param_value_size_ret);

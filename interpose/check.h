@@ -111,6 +111,9 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
 /* Answer a clGet*Info query from a value VAST holds. */
 cl_int vast_info_answer(const void *value, size_t value_size, size_t param_value_size,
                         void *param_value, size_t *param_value_size_ret);
+/* Answer a *_REFERENCE_COUNT query: the object's count now. */
+cl_int vast_info_refcount(struct vast_object *obj, size_t param_value_size, void *param_value,
+                          size_t *param_value_size_ret);
 
 /*
  * Event wait lists and object arrays: VAST handles in, real handles out. The scratch array

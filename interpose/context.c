@@ -200,10 +200,9 @@ cl_int vast_clGetContextInfo(cl_context context, cl_context_info param_name, siz
                              void *param_value, size_t *param_value_size_ret)
 {
     VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
-    cl_uint refs = atomic_load(&context->obj.refcount);
     switch (param_name) {
     case CL_CONTEXT_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&context->obj, param_value_size, param_value, param_value_size_ret);
     case CL_CONTEXT_NUM_DEVICES:
         return vast_info_answer(&context->num_devices, sizeof context->num_devices, param_value_size,
                                 param_value, param_value_size_ret);

@@ -85,7 +85,6 @@ cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_que
                                   size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    cl_uint refs = atomic_load(&command_queue->obj.refcount);
     cl_command_queue none = NULL;
     switch (param_name) {
     case CL_QUEUE_CONTEXT:
@@ -95,7 +94,7 @@ cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_que
         return vast_info_answer(&command_queue->device, sizeof(cl_device_id), param_value_size, param_value,
                                 param_value_size_ret);
     case CL_QUEUE_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&command_queue->obj, param_value_size, param_value, param_value_size_ret);
     case CL_QUEUE_DEVICE_DEFAULT: /* device-side queues are not wrapped */
         return vast_info_answer(&none, sizeof none, param_value_size, param_value, param_value_size_ret);
     default:
