@@ -411,13 +411,6 @@ void *vast_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_
     if (vast_mem_is_virtual(buffer))
         return map_virtual(command_queue, buffer, blocking_map, map_flags, offset, cb, num_events_in_wait_list,
                            event_wait_list, event, errcode_ret);
-    VAST_REAL_OR_NULL(command_queue->context->backend, command_queue->real, clEnqueueMapBuffer, errcode_ret);
-    struct vast_list waits;
-    cl_int err = vast_unwrap_events(command_queue->context, num_events_in_wait_list, event_wait_list, &waits);
-    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "wait list");
-    cl_event real_ev = NULL;
-    void *ptr = fn_(command_queue->real, buffer->real, blocking_map, map_flags, offset, cb, num_events_in_wait_list,
-                    num_events_in_wait_list ? (const cl_event *)waits.items : NULL, event ? &real_ev : NULL, &err);
-    vast_list_free(&waits);
-    return vast_map_finish(command_queue, ptr, err, real_ev, event, errcode_ret);
+    VAST_ENQUEUE_MAP(command_queue, clEnqueueMapBuffer, num_events_in_wait_list, event_wait_list, event, errcode_ret,
+                     buffer->real, blocking_map, map_flags, offset, cb);
 }
