@@ -24,12 +24,6 @@
     }
 #define VAST_NULL_SLOT(name)
 #include "../interpose/entries.h"
-#undef VAST_API
-#undef VAST_API_CUSTOM
-#undef VAST_API_EXT
-#undef VAST_UNSUPPORTED_INT
-#undef VAST_UNSUPPORTED_OBJ
-#undef VAST_NULL_SLOT
 #pragma GCC diagnostic pop
 
 const struct _cl_icd_dispatch vast_dispatch = {

@@ -14,11 +14,5 @@
 #define VAST_UNSUPPORTED_OBJ(ret, name, params, code)
 #define VAST_NULL_SLOT(name)
 #include "entries.h"
-#undef VAST_API
-#undef VAST_API_CUSTOM
-#undef VAST_API_EXT
-#undef VAST_UNSUPPORTED_INT
-#undef VAST_UNSUPPORTED_OBJ
-#undef VAST_NULL_SLOT
 
 #endif

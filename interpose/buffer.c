@@ -105,19 +105,8 @@ cl_int vast_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_val
               param_value_size_ret);
 }
 
-cl_int vast_clRetainMemObject(cl_mem memobj)
-{
-    VAST_CHECK_MEM(memobj);
-    VAST_RETAIN(memobj);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseMemObject(cl_mem memobj)
-{
-    VAST_CHECK_MEM(memobj);
-    VAST_RELEASE(memobj);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainMemObject, vast_clReleaseMemObject, cl_mem,
+                    memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT)
 
 cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value,
                                size_t *param_value_size_ret)
@@ -125,14 +114,13 @@ cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t par
     VAST_CHECK_MEM(memobj);
     if (vast_mem_is_virtual(memobj))
         return vast_vbuf_info(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    cl_uint refs = atomic_load(&memobj->obj.refcount);
     switch (param_name) {
     case CL_MEM_CONTEXT:
         return vast_info_answer(&memobj->context, sizeof(cl_context), param_value_size, param_value, param_value_size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT:
         return vast_info_answer(&memobj->parent, sizeof(cl_mem), param_value_size, param_value, param_value_size_ret);
     case CL_MEM_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&memobj->obj, param_value_size, param_value, param_value_size_ret);
     default:
         VAST_PASS(memobj->context->backend, memobj->real, clGetMemObjectInfo, memobj->real, param_name,
                   param_value_size, param_value, param_value_size_ret);
@@ -423,13 +411,6 @@ void *vast_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_
     if (vast_mem_is_virtual(buffer))
         return map_virtual(command_queue, buffer, blocking_map, map_flags, offset, cb, num_events_in_wait_list,
                            event_wait_list, event, errcode_ret);
-    VAST_REAL_OR_NULL(command_queue->context->backend, command_queue->real, clEnqueueMapBuffer, errcode_ret);
-    struct vast_list waits;
-    cl_int err = vast_unwrap_events(command_queue->context, num_events_in_wait_list, event_wait_list, &waits);
-    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "wait list");
-    cl_event real_ev = NULL;
-    void *ptr = fn_(command_queue->real, buffer->real, blocking_map, map_flags, offset, cb, num_events_in_wait_list,
-                    num_events_in_wait_list ? (const cl_event *)waits.items : NULL, event ? &real_ev : NULL, &err);
-    vast_list_free(&waits);
-    return vast_map_finish(command_queue, ptr, err, real_ev, event, errcode_ret);
+    VAST_ENQUEUE_MAP(command_queue, clEnqueueMapBuffer, num_events_in_wait_list, event_wait_list, event, errcode_ret,
+                     buffer->real, blocking_map, map_flags, offset, cb);
 }

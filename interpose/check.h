@@ -64,6 +64,25 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
     VAST_RETURN_NULL_IF(!vast_object_is((h), MAGIC), code, errcode_ret,                           \
                         "%s=%p is not a live VAST object", #h, (const void *)(h))
 
+/*
+ * clRetain* and clRelease* of one object family, defined together: check the handle, then take
+ * or drop one reference (the last release runs the type's destructor, object.c). One line per
+ * family keeps the seven pairs the same; devices differ (root devices are never counted).
+ */
+#define VAST_RETAIN_RELEASE(retain_fn, release_fn, type, h, MAGIC, code)                          \
+    cl_int retain_fn(type h)                                                                      \
+    {                                                                                             \
+        VAST_CHECK(h, MAGIC, code);                                                               \
+        VAST_RETAIN(h);                                                                           \
+        return CL_SUCCESS;                                                                        \
+    }                                                                                             \
+    cl_int release_fn(type h)                                                                     \
+    {                                                                                             \
+        VAST_CHECK(h, MAGIC, code);                                                               \
+        VAST_RELEASE(h);                                                                          \
+        return CL_SUCCESS;                                                                        \
+    }
+
 /* A slot of the real platform's table, or NULL where that platform's version has none. */
 #define VAST_REAL(be, robj, entry)                                                                 \
     ((offsetof(struct _cl_icd_dispatch, entry) / sizeof(void *) < (be)->dispatch_slots)           \
@@ -92,6 +111,9 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
 /* Answer a clGet*Info query from a value VAST holds. */
 cl_int vast_info_answer(const void *value, size_t value_size, size_t param_value_size,
                         void *param_value, size_t *param_value_size_ret);
+/* Answer a *_REFERENCE_COUNT query: the object's count now. */
+cl_int vast_info_refcount(struct vast_object *obj, size_t param_value_size, void *param_value,
+                          size_t *param_value_size_ret);
 
 /*
  * Event wait lists and object arrays: VAST handles in, real handles out. The scratch array

@@ -193,28 +193,16 @@ cl_context vast_clCreateContextFromType(const cl_context_properties *properties,
     return c;
 }
 
-cl_int vast_clRetainContext(cl_context context)
-{
-    VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
-    VAST_RETAIN(context);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseContext(cl_context context)
-{
-    VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
-    VAST_RELEASE(context);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainContext, vast_clReleaseContext, cl_context,
+                    context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT)
 
 cl_int vast_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size,
                              void *param_value, size_t *param_value_size_ret)
 {
     VAST_CHECK(context, VAST_MAGIC_CONTEXT, CL_INVALID_CONTEXT);
-    cl_uint refs = atomic_load(&context->obj.refcount);
     switch (param_name) {
     case CL_CONTEXT_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&context->obj, param_value_size, param_value, param_value_size_ret);
     case CL_CONTEXT_NUM_DEVICES:
         return vast_info_answer(&context->num_devices, sizeof context->num_devices, param_value_size,
                                 param_value, param_value_size_ret);

@@ -163,3 +163,15 @@ VAST_API(cl_int, clSetProgramSpecializationConstant, (cl_program program, cl_uin
 VAST_API(cl_mem, clCreateBufferWithProperties, (cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret), (context, properties, flags, size, host_ptr, errcode_ret), context)
 VAST_API(cl_mem, clCreateImageWithProperties, (cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret), (context, properties, flags, image_format, image_desc, host_ptr, errcode_ret), context)
 VAST_API(cl_int, clSetContextDestructorCallback, (cl_context context, void(CL_CALLBACK* pfn_notify)(cl_context context, void* user_data), void* user_data), (context, pfn_notify, user_data), context)
+
+/* The row macros are the includer's for one reading of the list, undone here so that the next
+ * reading defines its own; a reader that reads the list twice with the same rows (tests/unit/icd)
+ * defines VAST_ENTRIES_KEEP_ROWS. */
+#ifndef VAST_ENTRIES_KEEP_ROWS
+#undef VAST_API
+#undef VAST_API_CUSTOM
+#undef VAST_API_EXT
+#undef VAST_UNSUPPORTED_INT
+#undef VAST_UNSUPPORTED_OBJ
+#undef VAST_NULL_SLOT
+#endif

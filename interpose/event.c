@@ -194,19 +194,7 @@ cl_int vast_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
     return err;
 }
 
-cl_int vast_clRetainEvent(cl_event event)
-{
-    VAST_CHECK(event, VAST_MAGIC_EVENT, CL_INVALID_EVENT);
-    VAST_RETAIN(event);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseEvent(cl_event event)
-{
-    VAST_CHECK(event, VAST_MAGIC_EVENT, CL_INVALID_EVENT);
-    VAST_RELEASE(event);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainEvent, vast_clReleaseEvent, cl_event, event, VAST_MAGIC_EVENT, CL_INVALID_EVENT)
 
 static cl_int vast_event_real_info(cl_event event, cl_event_info param_name, size_t param_value_size,
                                    void *param_value, size_t *param_value_size_ret)
@@ -219,7 +207,6 @@ cl_int vast_clGetEventInfo(cl_event event, cl_event_info param_name, size_t para
                            size_t *param_value_size_ret)
 {
     VAST_CHECK(event, VAST_MAGIC_EVENT, CL_INVALID_EVENT);
-    cl_uint refs = atomic_load(&event->obj.refcount);
     switch (param_name) {
     case CL_EVENT_COMMAND_QUEUE:
         return vast_info_answer(&event->queue, sizeof event->queue, param_value_size, param_value, param_value_size_ret);
@@ -227,7 +214,7 @@ cl_int vast_clGetEventInfo(cl_event event, cl_event_info param_name, size_t para
         return vast_info_answer(&event->context, sizeof event->context, param_value_size, param_value,
                                 param_value_size_ret);
     case CL_EVENT_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&event->obj, param_value_size, param_value, param_value_size_ret);
     case CL_EVENT_COMMAND_EXECUTION_STATUS:
         if (event->command != 0) {
             cl_int status = atomic_load(&event->status);

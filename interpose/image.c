@@ -527,16 +527,8 @@ void *vast_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bo
     VAST_CHECK_NULL(image, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT, errcode_ret);
     VAST_RETURN_NULL_IF(is_mirrored(image), CL_INVALID_OPERATION, errcode_ret,
                         "mapping an image made from a virtual buffer is not supported (map the buffer)");
-    VAST_REAL_OR_NULL(command_queue->context->backend, command_queue->real, clEnqueueMapImage, errcode_ret);
-    struct vast_list waits;
-    cl_int err = vast_unwrap_events(command_queue->context, num_events_in_wait_list, event_wait_list, &waits);
-    VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "wait list");
-    cl_event real_ev = NULL;
-    void *ptr = fn_(command_queue->real, image->real, blocking_map, map_flags, origin, region, image_row_pitch,
-                    image_slice_pitch, num_events_in_wait_list,
-                    num_events_in_wait_list ? (const cl_event *)waits.items : NULL, event ? &real_ev : NULL, &err);
-    vast_list_free(&waits);
-    return vast_map_finish(command_queue, ptr, err, real_ev, event, errcode_ret);
+    VAST_ENQUEUE_MAP(command_queue, clEnqueueMapImage, num_events_in_wait_list, event_wait_list, event, errcode_ret,
+                     image->real, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch);
 }
 
 static cl_int mimg_run(void *ctx, cl_command_queue exec_queue)

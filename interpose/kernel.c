@@ -110,19 +110,7 @@ cl_kernel vast_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
     return k;
 }
 
-cl_int vast_clRetainKernel(cl_kernel kernel)
-{
-    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    VAST_RETAIN(kernel);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseKernel(cl_kernel kernel)
-{
-    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    VAST_RELEASE(kernel);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainKernel, vast_clReleaseKernel, cl_kernel, kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL)
 
 #define KERNEL_BACKEND(k) ((k)->program->context->backend)
 
@@ -204,7 +192,6 @@ cl_int vast_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t 
                             size_t *param_value_size_ret)
 {
     VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
-    cl_uint refs = atomic_load(&kernel->obj.refcount);
     switch (param_name) {
     case CL_KERNEL_CONTEXT:
         return vast_info_answer(&kernel->program->context, sizeof(cl_context), param_value_size, param_value,
@@ -213,7 +200,7 @@ cl_int vast_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t 
         return vast_info_answer(&kernel->program, sizeof(cl_program), param_value_size, param_value,
                                 param_value_size_ret);
     case CL_KERNEL_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&kernel->obj, param_value_size, param_value, param_value_size_ret);
     default:
         VAST_PASS(KERNEL_BACKEND(kernel), kernel->real, clGetKernelInfo, kernel->real, param_name, param_value_size,
                   param_value, param_value_size_ret);

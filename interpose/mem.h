@@ -13,6 +13,24 @@ cl_mem vast_mem_wrap(cl_context context, cl_mem parent, cl_mem real, cl_int err,
 void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event real_ev, cl_event *event,
                       cl_int *errcode_ret);
 
+/*
+ * The body of a pass-through map (VAST_ENQUEUE of check.h for the entries that return the
+ * mapped pointer): `...` are the real entry's arguments between the real queue and the wait
+ * list; handles among them must be checked and unwrapped by the caller beforehand.
+ */
+#define VAST_ENQUEUE_MAP(q, entry, nw, wl, ev, errcode_ret, ...)                                  \
+    do {                                                                                          \
+        VAST_REAL_OR_NULL((q)->context->backend, (q)->real, entry, errcode_ret);                  \
+        struct vast_list waits_;                                                                  \
+        cl_int err_ = vast_unwrap_events((q)->context, (nw), (wl), &waits_);                      \
+        VAST_RETURN_NULL_IF(err_ != CL_SUCCESS, err_, errcode_ret, "wait list");                  \
+        cl_event real_ev_ = NULL;                                                                 \
+        void *ptr_ = fn_((q)->real, __VA_ARGS__, (nw), (nw) ? (const cl_event *)waits_.items : NULL, \
+                         (ev) ? &real_ev_ : NULL, &err_);                                         \
+        vast_list_free(&waits_);                                                                  \
+        return vast_map_finish((q), ptr_, err_, real_ev_, (ev), errcode_ret);                     \
+    } while (0)
+
 /* clEnqueueMigrateMemObjects on real memory objects. */
 cl_int vast_enqueue_migrate(cl_command_queue command_queue, cl_uint n, const cl_mem *reals,
                             cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,

@@ -136,6 +136,13 @@ cl_int vast_info_answer(const void *value, size_t value_size, size_t param_value
     return CL_SUCCESS;
 }
 
+cl_int vast_info_refcount(struct vast_object *obj, size_t param_value_size, void *param_value,
+                          size_t *param_value_size_ret)
+{
+    cl_uint refs = atomic_load(&obj->refcount);
+    return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+}
+
 /* An empty list is NULL: the real driver requires that of an empty wait or device list. */
 static cl_int list_prepare(struct vast_list *out, cl_uint n)
 {

@@ -243,19 +243,8 @@ cl_program vast_clCreateProgramWithIL(cl_context context, const void *il, size_t
     return p;
 }
 
-cl_int vast_clRetainProgram(cl_program program)
-{
-    VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
-    VAST_RETAIN(program);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseProgram(cl_program program)
-{
-    VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
-    VAST_RELEASE(program);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainProgram, vast_clReleaseProgram, cl_program,
+                    program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM)
 
 /* A trampoline for a build-style callback, or NULL (with *err set) when none is needed. */
 static struct vast_trampoline *build_callback(cl_program program, void(CL_CALLBACK *pfn)(cl_program, void *),
@@ -507,12 +496,11 @@ cl_int vast_clGetProgramInfo(cl_program program, cl_program_info param_name, siz
 {
     VAST_CHECK(program, VAST_MAGIC_PROGRAM, CL_INVALID_PROGRAM);
     cl_program real = atomic_load(&program->real);
-    cl_uint refs = atomic_load(&program->obj.refcount);
     if (param_name == CL_PROGRAM_CONTEXT)
         return vast_info_answer(&program->context, sizeof(cl_context), param_value_size, param_value,
                                 param_value_size_ret);
     if (param_name == CL_PROGRAM_REFERENCE_COUNT)
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&program->obj, param_value_size, param_value, param_value_size_ret);
     cl_api_clGetProgramInfo fn = VAST_REAL(program->context->backend, real, clGetProgramInfo);
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clGetProgramInfo");
     if (param_name == CL_PROGRAM_BINARY_SIZES || param_name == CL_PROGRAM_BINARIES)

@@ -77,26 +77,14 @@ cl_command_queue vast_clCreateCommandQueueWithProperties(cl_context context, cl_
     return queue_wrap(context, device, real, errcode_ret);
 }
 
-cl_int vast_clRetainCommandQueue(cl_command_queue command_queue)
-{
-    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    VAST_RETAIN(command_queue);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseCommandQueue(cl_command_queue command_queue)
-{
-    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    /* The specification makes the last release flush the queue; the real release does. */
-    VAST_RELEASE(command_queue);
-    return CL_SUCCESS;
-}
+/* The specification makes the last release flush the queue; the real release does. */
+VAST_RETAIN_RELEASE(vast_clRetainCommandQueue, vast_clReleaseCommandQueue, cl_command_queue,
+                    command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE)
 
 cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
                                   size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    cl_uint refs = atomic_load(&command_queue->obj.refcount);
     cl_command_queue none = NULL;
     switch (param_name) {
     case CL_QUEUE_CONTEXT:
@@ -106,7 +94,7 @@ cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_que
         return vast_info_answer(&command_queue->device, sizeof(cl_device_id), param_value_size, param_value,
                                 param_value_size_ret);
     case CL_QUEUE_REFERENCE_COUNT:
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&command_queue->obj, param_value_size, param_value, param_value_size_ret);
     case CL_QUEUE_DEVICE_DEFAULT: /* device-side queues are not wrapped */
         return vast_info_answer(&none, sizeof none, param_value_size, param_value, param_value_size_ret);
     default:

@@ -48,30 +48,18 @@ cl_sampler vast_clCreateSamplerWithProperties(cl_context context, const cl_sampl
     return sampler_wrap(context, real, err, errcode_ret);
 }
 
-cl_int vast_clRetainSampler(cl_sampler sampler)
-{
-    VAST_CHECK(sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER);
-    VAST_RETAIN(sampler);
-    return CL_SUCCESS;
-}
-
-cl_int vast_clReleaseSampler(cl_sampler sampler)
-{
-    VAST_CHECK(sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER);
-    VAST_RELEASE(sampler);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE(vast_clRetainSampler, vast_clReleaseSampler, cl_sampler,
+                    sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER)
 
 cl_int vast_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size,
                              void *param_value, size_t *param_value_size_ret)
 {
     VAST_CHECK(sampler, VAST_MAGIC_SAMPLER, CL_INVALID_SAMPLER);
-    cl_uint refs = atomic_load(&sampler->obj.refcount);
     if (param_name == CL_SAMPLER_CONTEXT)
         return vast_info_answer(&sampler->context, sizeof(cl_context), param_value_size, param_value,
                                 param_value_size_ret);
     if (param_name == CL_SAMPLER_REFERENCE_COUNT)
-        return vast_info_answer(&refs, sizeof refs, param_value_size, param_value, param_value_size_ret);
+        return vast_info_refcount(&sampler->obj, param_value_size, param_value, param_value_size_ret);
     VAST_PASS(sampler->context->backend, sampler->real, clGetSamplerInfo, sampler->real, param_name,
               param_value_size, param_value, param_value_size_ret);
 }

@@ -419,17 +419,27 @@ static cl_int host_cmd_do(struct vast_host_cmd *c)
     return CL_INVALID_OPERATION;
 }
 
+/* Takes (hold) or drops the references a queued command keeps on its memory objects, so that
+ * they outlive an application's release until the command has run. */
+static void host_cmd_hold(struct vast_host_cmd *c, bool hold)
+{
+    cl_mem held[] = {c->a, c->b, c->image};
+    for (size_t i = 0; i < sizeof held / sizeof *held; i++) {
+        if (held[i] == NULL)
+            continue;
+        if (hold)
+            VAST_RETAIN(held[i]);
+        else
+            VAST_RELEASE(held[i]);
+    }
+}
+
 static void host_cmd_free(void *ctx)
 {
     struct vast_host_cmd *c = ctx;
     if (c->map != NULL)
         map_put(c->map);
-    if (c->a != NULL)
-        VAST_RELEASE(c->a);
-    if (c->b != NULL)
-        VAST_RELEASE(c->b);
-    if (c->image != NULL)
-        VAST_RELEASE(c->image);
+    host_cmd_hold(c, false);
     free(c);
 }
 
@@ -474,12 +484,7 @@ cl_int vast_vbuf_enqueue(cl_command_queue q, const struct vast_host_cmd *cmd, bo
         VAST_FAIL(CL_OUT_OF_HOST_MEMORY, "command");
     }
     *c = *cmd;
-    if (c->a != NULL)
-        VAST_RETAIN(c->a);
-    if (c->b != NULL)
-        VAST_RETAIN(c->b);
-    if (c->image != NULL)
-        VAST_RETAIN(c->image);
+    host_cmd_hold(c, true);
     return vast_vcmd_submit(q, num_events, wait_list, host_cmd_ops(c), c, blocking, event);
 }
 

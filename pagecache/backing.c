@@ -53,9 +53,7 @@ size_t pagecache_host_memory_bytes(void)
 
 static int backing_new(void *base, size_t size, size_t map_size, struct vast_backing **out)
 {
-    struct vast_backing *b = calloc(1, sizeof *b);
-    if (!b)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_backing, b);
     b->base = base;
     b->size = size;
     b->map_size = map_size;

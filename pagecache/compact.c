@@ -333,17 +333,14 @@ static int cc_prepare(struct cc_call *c, unsigned flags)
 int pagecache_make_contiguous(struct vast_pc_buffer *buf, size_t first, size_t count,
                               unsigned flags, struct vast_frame_loc *locs)
 {
-    if (!buf || first > buf->root->pt.npages || count > buf->root->pt.npages - first)
-        return VAST_PC_ERR_INVALID;
+    int rc = pc_check_request(buf, first, count, true);
+    if (rc != VAST_PC_OK || count == 0)
+        return rc;
     struct vast_pool *pool = buf->pool;
-    if (count > pool->frames_per_chunk)
-        return VAST_PC_ERR_NO_FRAMES;
-    if (count == 0)
-        return VAST_PC_OK;
     struct cc_call c = {.root = buf->root, .first = first, .count = count};
     c.moves = malloc(2 * count * sizeof *c.moves);
     c.was = malloc(count * sizeof *c.was);
-    int rc = c.moves && c.was ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    rc = c.moves && c.was ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     if (rc == VAST_PC_OK) {
         pthread_mutex_lock(&pool->lock);
         rc = cc_prepare(&c, flags);

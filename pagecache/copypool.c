@@ -95,9 +95,7 @@ int pagecache_create_copy_pool(unsigned threads, struct vast_copy_pool **out)
 {
     if (!out || threads == 0)
         return VAST_PC_ERR_INVALID;
-    struct vast_copy_pool *p = calloc(1, sizeof *p);
-    if (!p)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_copy_pool, p);
     p->threads = threads;
     p->min_part = VAST_COPY_MIN_PART;
     pthread_mutex_init(&p->lock, NULL);

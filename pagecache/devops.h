@@ -26,6 +26,13 @@ enum vast_pc_status {
 
 const char *pagecache_status_string(int status);
 
+/* A constructor's first step: `type *p`, zeroed, or VAST_PC_ERR_HOST_MEMORY returned from the
+ * calling function (which includes <stdlib.h>). */
+#define VAST_PC_NEW(type, p)                                                                      \
+    type *p = calloc(1, sizeof *p);                                                               \
+    if (!p)                                                                                       \
+        return VAST_PC_ERR_HOST_MEMORY
+
 /* Opaque handles owned by a backend. */
 typedef void *vast_dev_chunk; /* one real device allocation (a cl_mem in OpenCL) */
 typedef void *vast_host_pin;  /* keeps a host range pinned while it lives */

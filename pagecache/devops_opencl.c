@@ -14,6 +14,8 @@
  * Thread-safe: the vendor's queues are (OpenCL requires it), staging serialises itself. */
 #include "devops_opencl.h"
 
+#include "../base/driver.h"
+
 #include <CL/cl_icd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -31,8 +33,6 @@ struct cl_dev {
 static const struct vast_staging_ops cl_staging_ops;
 static int wait_event(cl_event ev);
 
-#define DISPATCH(obj) ((const struct _cl_icd_dispatch *)*(void *const *)(obj))
-
 static int check(cl_int err)
 {
     return err == CL_SUCCESS ? VAST_PC_OK : VAST_PC_ERR_TRANSFER;
@@ -43,11 +43,11 @@ static int check(cl_int err)
 static cl_command_queue make_d2h_queue(cl_context context, cl_command_queue queue)
 {
     cl_device_id device = NULL;
-    if (DISPATCH(queue)->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device,
-                                               NULL) != CL_SUCCESS || !device)
+    if (VAST_DISPATCH(queue)->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device,
+                                                    NULL) != CL_SUCCESS || !device)
         return NULL;
     cl_int err = CL_SUCCESS;
-    cl_command_queue q = DISPATCH(context)->clCreateCommandQueue(context, device, 0, &err);
+    cl_command_queue q = VAST_DISPATCH(context)->clCreateCommandQueue(context, device, 0, &err);
     return err == CL_SUCCESS ? q : NULL;
 }
 
@@ -57,9 +57,7 @@ int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue q
 {
     if (!context || !queue || !dev)
         return VAST_PC_ERR_INVALID;
-    struct cl_dev *d = calloc(1, sizeof *d);
-    if (!d)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct cl_dev, d);
     d->context = context;
     d->queue = queue;
     d->flags = flags;
@@ -70,8 +68,8 @@ int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue q
             return rc;
         }
     }
-    DISPATCH(context)->clRetainContext(context);
-    DISPATCH(queue)->clRetainCommandQueue(queue);
+    VAST_DISPATCH(context)->clRetainContext(context);
+    VAST_DISPATCH(queue)->clRetainCommandQueue(queue);
     if (!(flags & VAST_DEVOPS_CL_NO_DUPLEX))
         d->d2h = make_d2h_queue(context, queue);
     *dev = d;
@@ -91,9 +89,9 @@ void pagecache_destroy_devops_opencl(void *dev)
         return;
     pagecache_destroy_staging(d->staging); /* its slots' wrappers need the context alive */
     if (d->d2h)
-        DISPATCH(d->d2h)->clReleaseCommandQueue(d->d2h);
-    DISPATCH(d->queue)->clReleaseCommandQueue(d->queue);
-    DISPATCH(d->context)->clReleaseContext(d->context);
+        VAST_DISPATCH(d->d2h)->clReleaseCommandQueue(d->d2h);
+    VAST_DISPATCH(d->queue)->clReleaseCommandQueue(d->queue);
+    VAST_DISPATCH(d->context)->clReleaseContext(d->context);
     free(d);
 }
 
@@ -113,8 +111,8 @@ static int cl_alloc_chunk(void *dev, size_t bytes, vast_dev_chunk *out)
 {
     struct cl_dev *d = dev;
     cl_int err = CL_SUCCESS;
-    cl_mem m = DISPATCH(d->context)->clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL,
-                                                    &err);
+    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL,
+                                                         &err);
     if (!m || err != CL_SUCCESS)
         return VAST_PC_ERR_DEVICE_MEMORY;
     *out = m;
@@ -125,54 +123,78 @@ static void cl_free_chunk(void *dev, vast_dev_chunk chunk)
 {
     (void)dev;
     cl_mem m = chunk;
-    DISPATCH(m)->clReleaseMemObject(m);
+    VAST_DISPATCH(m)->clReleaseMemObject(m);
+}
+
+/* Every transfer's enqueue: a non-blocking write (host -> m) or read (m -> host) on q, with
+ * its event in *ev when ev is not NULL. The write never stores to host. */
+static cl_int cl_enqueue_rw(cl_command_queue q, int write, cl_mem m, size_t off, void *host,
+                            size_t bytes, cl_event *ev)
+{
+    const struct _cl_icd_dispatch *t = VAST_DISPATCH(q);
+    return write ? t->clEnqueueWriteBuffer(q, m, CL_FALSE, off, bytes, host, 0, NULL, ev)
+                 : t->clEnqueueReadBuffer(q, m, CL_FALSE, off, bytes, host, 0, NULL, ev);
+}
+
+/* An enqueue that made an event is flushed so the device starts while the host copies on. */
+static int enqueued(cl_command_queue q, cl_int err, cl_event ev, void **ticket)
+{
+    if (err != CL_SUCCESS || !ev)
+        return VAST_PC_ERR_TRANSFER;
+    *ticket = ev;
+    VAST_DISPATCH(q)->clFlush(q);
+    return VAST_PC_OK;
+}
+
+/* Unpinned memory goes through the staging ring when it takes the transfer (complete when this
+ * returns); VAST_PC_ERR_UNSUPPORTED when the caller transfers directly. A pin's wrapper only
+ * has to be alive: the plain pointer is the fast path. */
+static int cl_staged(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off, void *host,
+                     size_t bytes, vast_host_pin pin)
+{
+    if (pin || !d->staging)
+        return VAST_PC_ERR_UNSUPPORTED;
+    return write ? pagecache_staging_write(d->staging, chunk, off, host, bytes)
+                 : pagecache_staging_read(d->staging, chunk, off, host, bytes);
+}
+
+static int cl_transfer(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off, void *host,
+                       size_t bytes, vast_host_pin pin)
+{
+    int rc = cl_staged(d, write, chunk, off, host, bytes, pin);
+    if (rc != VAST_PC_ERR_UNSUPPORTED)
+        return rc;
+    return check(cl_enqueue_rw(d->queue, write, (cl_mem)chunk, off, host, bytes, NULL));
 }
 
 static int cl_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *host,
                     size_t bytes, vast_host_pin pin)
 {
-    /* A pin's wrapper only has to be alive: the plain pointer is the fast path. */
-    struct cl_dev *d = dev;
-    if (!pin && d->staging) {
-        int rc = pagecache_staging_write(d->staging, dst, dst_off, host, bytes);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
-    return check(DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
-                                                          dst_off, bytes, host, 0, NULL,
-                                                          NULL));
+    return cl_transfer(dev, 1, dst, dst_off, (void *)host, bytes, pin);
 }
 
 static int cl_read(void *dev, vast_dev_chunk src, size_t src_off, void *host, size_t bytes,
                    vast_host_pin pin)
 {
-    struct cl_dev *d = dev;
-    if (!pin && d->staging) {
-        int rc = pagecache_staging_read(d->staging, src, src_off, host, bytes);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
-    return check(DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
-                                                         src_off, bytes, host, 0, NULL,
-                                                         NULL));
+    return cl_transfer(dev, 0, src, src_off, host, bytes, pin);
 }
 
 static int cl_copy(void *dev, vast_dev_chunk dst, size_t dst_off, vast_dev_chunk src,
                    size_t src_off, size_t bytes)
 {
     struct cl_dev *d = dev;
-    return check(DISPATCH(d->queue)->clEnqueueCopyBuffer(d->queue, (cl_mem)src, (cl_mem)dst,
-                                                         src_off, dst_off, bytes, 0, NULL,
-                                                         NULL));
+    return check(VAST_DISPATCH(d->queue)->clEnqueueCopyBuffer(d->queue, (cl_mem)src, (cl_mem)dst,
+                                                              src_off, dst_off, bytes, 0, NULL,
+                                                              NULL));
 }
 
 static int cl_fill(void *dev, vast_dev_chunk dst, size_t dst_off, const void *pattern,
                    size_t pattern_size, size_t bytes)
 {
     struct cl_dev *d = dev;
-    return check(DISPATCH(d->queue)->clEnqueueFillBuffer(d->queue, (cl_mem)dst, pattern,
-                                                         pattern_size, dst_off, bytes, 0,
-                                                         NULL, NULL));
+    return check(VAST_DISPATCH(d->queue)->clEnqueueFillBuffer(d->queue, (cl_mem)dst, pattern,
+                                                              pattern_size, dst_off, bytes, 0,
+                                                              NULL, NULL));
 }
 
 static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
@@ -181,9 +203,9 @@ static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
     if (d->flags & VAST_DEVOPS_CL_NO_PIN)
         return VAST_PC_ERR_UNSUPPORTED;
     cl_int err = CL_SUCCESS;
-    cl_mem m = DISPATCH(d->context)->clCreateBuffer(d->context,
-                                                    CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
-                                                    bytes, host, &err);
+    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context,
+                                                         CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
+                                                         bytes, host, &err);
     if (!m || err != CL_SUCCESS)
         return VAST_PC_ERR_UNSUPPORTED;
     *out = m;
@@ -199,8 +221,8 @@ static void cl_unpin_host(void *dev, vast_host_pin pin)
 static int cl_wait(void *dev)
 {
     struct cl_dev *d = dev;
-    int rc = check(DISPATCH(d->queue)->clFinish(d->queue));
-    int drc = d->d2h ? check(DISPATCH(d->d2h)->clFinish(d->d2h)) : VAST_PC_OK;
+    int rc = check(VAST_DISPATCH(d->queue)->clFinish(d->queue));
+    int drc = d->d2h ? check(VAST_DISPATCH(d->d2h)->clFinish(d->d2h)) : VAST_PC_OK;
     return rc ? rc : drc;
 }
 
@@ -211,27 +233,20 @@ static int cl_read_unordered(void *dev, vast_dev_chunk src, size_t src_off, void
 {
     struct cl_dev *d = dev;
     *ticket = NULL;
-    if (!pin && d->staging) { /* complete when it returns: no ticket needed */
-        int rc = pagecache_staging_read(d->staging, src, src_off, host, bytes);
-        if (rc != VAST_PC_ERR_UNSUPPORTED)
-            return rc;
-    }
+    int rc = cl_staged(d, 0, src, src_off, host, bytes, pin); /* complete: no ticket needed */
+    if (rc != VAST_PC_ERR_UNSUPPORTED)
+        return rc;
     cl_command_queue q = d->d2h ? d->d2h : d->queue;
     cl_event ev = NULL;
-    cl_int err = DISPATCH(q)->clEnqueueReadBuffer(q, (cl_mem)src, CL_FALSE, src_off, bytes, host,
-                                                  0, NULL, &ev);
-    if (err != CL_SUCCESS || !ev)
-        return VAST_PC_ERR_TRANSFER;
-    DISPATCH(q)->clFlush(q);
-    *ticket = ev;
-    return VAST_PC_OK;
+    cl_int err = cl_enqueue_rw(q, 0, (cl_mem)src, src_off, host, bytes, &ev);
+    return enqueued(q, err, ev, ticket);
 }
 
 /* The loads issued since the last ticket wait are submitted before the caller sleeps. */
 static int cl_wait_unordered(void *dev, void *ticket)
 {
     struct cl_dev *d = dev;
-    DISPATCH(d->queue)->clFlush(d->queue);
+    VAST_DISPATCH(d->queue)->clFlush(d->queue);
     return ticket ? wait_event(ticket) : VAST_PC_OK;
 }
 
@@ -245,9 +260,9 @@ static int cl_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pi
         return VAST_PC_ERR_HOST_MEMORY;
     memset(p, 0, bytes); /* commit it now, not during the first transfer */
     cl_int err = CL_SUCCESS;
-    cl_mem m = DISPATCH(d->context)->clCreateBuffer(d->context,
-                                                    CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
-                                                    bytes, p, &err);
+    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context,
+                                                         CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
+                                                         bytes, p, &err);
     if (!m || err != CL_SUCCESS) {
         munmap(p, bytes);
         return VAST_PC_ERR_UNSUPPORTED;
@@ -263,43 +278,34 @@ static void cl_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
     munmap(host, bytes);
 }
 
-/* An enqueue that made an event is flushed so the device starts while the host copies on. */
-static int enqueued(struct cl_dev *d, cl_int err, cl_event ev, void **ticket)
+/* A slot transfer on the in-order queue; its event is the staging ticket. */
+static int cl_slot_transfer(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off,
+                            void *slot, size_t bytes, void **ticket)
 {
-    if (err != CL_SUCCESS || !ev)
-        return VAST_PC_ERR_TRANSFER;
-    *ticket = ev;
-    DISPATCH(d->queue)->clFlush(d->queue);
-    return VAST_PC_OK;
+    cl_event ev = NULL;
+    cl_int err = cl_enqueue_rw(d->queue, write, (cl_mem)chunk, off, slot, bytes, &ev);
+    return enqueued(d->queue, err, ev, ticket);
 }
 
 static int cl_slot_write(void *dev, vast_dev_chunk dst, size_t dst_off, const void *slot,
                          size_t bytes, vast_host_pin pin, void **ticket)
 {
-    (void)pin;
-    struct cl_dev *d = dev;
-    cl_event ev = NULL;
-    cl_int err = DISPATCH(d->queue)->clEnqueueWriteBuffer(d->queue, (cl_mem)dst, CL_FALSE,
-                                                          dst_off, bytes, slot, 0, NULL, &ev);
-    return enqueued(d, err, ev, ticket);
+    (void)pin; /* slots are pinned by the ring */
+    return cl_slot_transfer(dev, 1, dst, dst_off, (void *)slot, bytes, ticket);
 }
 
 static int cl_slot_read(void *dev, vast_dev_chunk src, size_t src_off, void *slot,
                         size_t bytes, vast_host_pin pin, void **ticket)
 {
-    (void)pin;
-    struct cl_dev *d = dev;
-    cl_event ev = NULL;
-    cl_int err = DISPATCH(d->queue)->clEnqueueReadBuffer(d->queue, (cl_mem)src, CL_FALSE,
-                                                         src_off, bytes, slot, 0, NULL, &ev);
-    return enqueued(d, err, ev, ticket);
+    (void)pin; /* slots are pinned by the ring */
+    return cl_slot_transfer(dev, 0, src, src_off, slot, bytes, ticket);
 }
 
 /* Waits for the event and checks how its command ended (a failed command's event has a
  * negative execution status even where clWaitForEvents succeeds); releases it. */
 static int wait_event(cl_event ev)
 {
-    const struct _cl_icd_dispatch *t = DISPATCH(ev);
+    const struct _cl_icd_dispatch *t = VAST_DISPATCH(ev);
     cl_int err = t->clWaitForEvents(1, &ev);
     cl_int status = CL_COMPLETE;
     if (err == CL_SUCCESS)

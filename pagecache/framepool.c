@@ -55,9 +55,7 @@ int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t b
         shift++;
     if ((budget >> shift) >= UINT32_MAX - 1)
         return VAST_PC_ERR_INVALID;
-    struct vast_pool *pool = calloc(1, sizeof *pool);
-    if (!pool)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_pool, pool);
     pool->ops = ops;
     pool->dev = dev;
     pool->page_size = page_size;

@@ -1,10 +1,12 @@
 /* pagecache_int.h: what residency.c and coherence.c share and nobody else sees: the
  * virtual buffer structure, the run-coalescing transfer issuer and range iteration.
- * Every function here except pc_issue_runs runs with the pool lock held. */
+ * Every function here except pc_issue_runs and pc_check_request runs with the pool lock held. */
 #ifndef VAST_PAGECACHE_INT_H
 #define VAST_PAGECACHE_INT_H
 
 #include "pagecache.h"
+
+#include <stdbool.h>
 
 struct vast_pc_buffer {
     struct vast_pool *pool;
@@ -75,6 +77,10 @@ void pc_for_each_resident(struct vast_pc_buffer *root, size_t first, size_t coun
 /* Sleeps on io_done until no page of the range has a transfer in flight and no host write
  * in progress overlaps it. */
 void pc_wait_range_idle(struct vast_pc_buffer *root, size_t first, size_t count);
+/* The argument check of a request for root pages [first, first+count) of buf, all resident
+ * at once: VAST_PC_ERR_INVALID past the end, VAST_PC_ERR_NO_FRAMES when more than the pool (or,
+ * one_chunk, one chunk) can hold, else VAST_PC_OK (count 0 included). */
+int pc_check_request(const struct vast_pc_buffer *buf, size_t first, size_t count, bool one_chunk);
 /* Resolves a byte range of buf to root bytes; VAST_PC_ERR_INVALID when past the end. */
 int pc_root_range(const struct vast_pc_buffer *buf, size_t offset, size_t size, size_t *root_off);
 

@@ -202,9 +202,7 @@ int pagecache_create_buffer(struct vast_pool *pool, struct vast_backing *backing
 {
     if (!pool || !backing || !out)
         return VAST_PC_ERR_INVALID;
-    struct vast_pc_buffer *b = calloc(1, sizeof *b);
-    if (!b)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_pc_buffer, b);
     b->pool = pool;
     b->root = b;
     b->size = pagecache_backing_size(backing);
@@ -229,9 +227,7 @@ int pagecache_create_sub_buffer(struct vast_pc_buffer *parent, size_t offset, si
     size_t root_off;
     if (!out || size == 0 || pc_root_range(parent, offset, size, &root_off))
         return VAST_PC_ERR_INVALID;
-    struct vast_pc_buffer *b = calloc(1, sizeof *b);
-    if (!b)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_pc_buffer, b);
     b->pool = parent->pool;
     b->root = parent->root;
     b->offset = root_off;
@@ -606,22 +602,27 @@ static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
     }
 }
 
-int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t count,
-                            unsigned flags, struct vast_frame_loc *locs)
+int pc_check_request(const struct vast_pc_buffer *buf, size_t first, size_t count, bool one_chunk)
 {
     if (!buf || first > buf->root->pt.npages || count > buf->root->pt.npages - first)
         return VAST_PC_ERR_INVALID;
+    size_t most = one_chunk ? buf->pool->frames_per_chunk : buf->pool->nframes;
+    return count > most ? VAST_PC_ERR_NO_FRAMES : VAST_PC_OK;
+}
+
+int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t count,
+                            unsigned flags, struct vast_frame_loc *locs)
+{
+    int rc = pc_check_request(buf, first, count, false);
+    if (rc != VAST_PC_OK || count == 0)
+        return rc;
     struct vast_pool *pool = buf->pool;
-    if (count > pool->nframes)
-        return VAST_PC_ERR_NO_FRAMES;
-    if (count == 0)
-        return VAST_PC_OK;
     struct mr_call c = {.root = buf->root, .first = first, .count = count};
     c.grants = malloc(count * sizeof *c.grants);
     c.grant_page = malloc(count * sizeof *c.grant_page);
     c.loading = calloc(count, 1);
     struct pc_io *ios = malloc(count * sizeof *ios);
-    int rc = c.grants && c.grant_page && c.loading && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    rc = c.grants && c.grant_page && c.loading && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     if (rc == VAST_PC_OK) {
         pthread_mutex_lock(&pool->lock);
         for (;;) {

@@ -71,9 +71,7 @@ int pagecache_create_staging(const struct vast_staging_ops *ops, void *dev,
     if (!ops || !ops->alloc_slot || !ops->free_slot || !ops->write || !ops->read ||
         !ops->wait_ticket || !out)
         return VAST_PC_ERR_INVALID;
-    struct vast_staging *s = calloc(1, sizeof *s);
-    if (!s)
-        return VAST_PC_ERR_HOST_MEMORY;
+    VAST_PC_NEW(struct vast_staging, s);
     s->ops = ops;
     s->dev = dev;
     resolve_config(cfg, &s->cfg);

@@ -188,18 +188,7 @@ static enum CXChildVisitResult note_mods(CXCursor c, CXCursor p, CXClientData d)
 {
     (void)p;
     struct actx *x = d;
-    enum CXCursorKind k = kind(c);
-    int target = binop(c, CXBinaryOperator_Assign) || k == CXCursor_CompoundAssignOperator;
-    if (k == CXCursor_UnaryOperator)
-        switch (clang_getCursorUnaryOperatorKind(c)) {
-        case CXUnaryOperator_PostInc: case CXUnaryOperator_PostDec:
-        case CXUnaryOperator_PreInc: case CXUnaryOperator_PreDec:
-        case CXUnaryOperator_AddrOf:
-            target = 1;
-            break;
-        default:
-            break;
-        }
+    int target = tr_modifies_operand(c);
     CXCursor t = target ? strip(tr_nth_child(c, 0)) : clang_getNullCursor();
     if (target && kind(t) == CXCursor_DeclRefExpr) {
         CXCursor decl = clang_getCursorReferenced(t);

@@ -41,6 +41,23 @@ int tr_is_global_access(CXCursor c)
     return ck != CXType_ConstantArray && ck != CXType_IncompleteArray;
 }
 
+int tr_modifies_operand(CXCursor c)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_BinaryOperator)
+        return clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
+    if (k != CXCursor_UnaryOperator)
+        return k == CXCursor_CompoundAssignOperator;
+    switch (clang_getCursorUnaryOperatorKind(c)) {
+    case CXUnaryOperator_PostInc: case CXUnaryOperator_PostDec:
+    case CXUnaryOperator_PreInc: case CXUnaryOperator_PreDec:
+    case CXUnaryOperator_AddrOf:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int tr_param_index(CXCursor fn, unsigned nparams, CXCursor decl)
 {
     for (unsigned i = 0; i < nparams; i++)

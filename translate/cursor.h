@@ -32,6 +32,9 @@ int tr_is_global_lvalue(CXCursor c);
 /* A __global lvalue that is loaded or stored as a value: tr_is_global_lvalue without arrays,
  * which only decay to their address (walk.c rewrites p->arr[i], never p->arr). */
 int tr_is_global_access(CXCursor c);
+/* c may change what its first child names: `=`, a compound assignment, ++ or --, or & (the
+ * address escapes, so a write through it cannot be ruled out). */
+int tr_modifies_operand(CXCursor c);
 /* The index of the parameter declared by decl among the first nparams of function fn, or -1. */
 int tr_param_index(CXCursor fn, unsigned nparams, CXCursor decl);
 

@@ -264,19 +264,7 @@ static void check_body_node(struct sctx *x, CXCursor c, int nested)
         x->fail = 1;
         return;
     }
-    int modifies = (k == CXCursor_BinaryOperator && clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign) ||
-                   k == CXCursor_CompoundAssignOperator;
-    if (k == CXCursor_UnaryOperator)
-        switch (clang_getCursorUnaryOperatorKind(c)) {
-        case CXUnaryOperator_PostInc: case CXUnaryOperator_PostDec:
-        case CXUnaryOperator_PreInc: case CXUnaryOperator_PreDec:
-        case CXUnaryOperator_AddrOf:
-            modifies = 1;
-            break;
-        default:
-            break;
-        }
-    if (modifies && !own_lvalue(x, tr_nth_child(c, 0))) {
+    if (tr_modifies_operand(c) && !own_lvalue(x, tr_nth_child(c, 0))) {
         x->fail = 1; /* an accumulator, or the loop variable */
         return;
     }
