@@ -315,6 +315,7 @@ static void test_launch_iteration_ranges(void **state)
     }
     assert_true(next >= 50);
     vast_partitions_free(parts, n);
+    fl_free();
 
     /* Iterations of different sizes: a range is kept only when it fits with its successor's
      * additions (two small iterations, not four that end in large ones). */
@@ -327,6 +328,7 @@ static void test_launch_iteration_ranges(void **state)
         assert_true(parts[i - 1].count + parts[i].count <= 16);
     assert_true(parts[n - 1].iter_end >= 20);
     vast_partitions_free(parts, n);
+    fl_free();
 
     f = (struct fake_launch){.loop_pages = 20, .loop_iters = 5};
     vast_partition_forget(&e.k); /* another kernel, as far as the kept plan knows */
