@@ -44,9 +44,11 @@ run() { # run CONFIG FILE: pytest's summary line; failed test ids in $out/CONFIG
     case "$cfg" in *-warm) cache="$out/cache/${cfg%-warm}" ;; *) cache="$out/cache/$cfg"; rm -rf "$cache" ;; esac
     mkdir -p "$cache"
     (cd "$src/test" && env "${envs[@]}" OCL_ICD_VENDORS="$out/vendors" PYOPENCL_TEST="$plat" \
-        XDG_CACHE_HOME="$cache" timeout 3000 /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider "$f" \
+        XDG_CACHE_HOME="$cache" timeout 3000 /usr/bin/python3 -m pytest -q -rfEx -p no:cacheprovider "$f" \
         > "$out/$cfg.$f.log" 2>&1)
-    grep -E '^(FAILED|ERROR) ' "$out/$cfg.$f.log" | awk '{print $2}' | sort -u > "$out/$cfg.$f.failed"
+    # XFAIL counts as failed: pyopencl expects some tests to fail on PoCL by the platform's name
+    # (test_image_3d: PoCL has no CL_ADDRESS_CLAMP), and through VAST the name is "VAST"
+    grep -E '^(FAILED|ERROR|XFAIL) ' "$out/$cfg.$f.log" | awk '{print $2}' | sort -u > "$out/$cfg.$f.failed"
     tail -1 "$out/$cfg.$f.log"
 }
 
