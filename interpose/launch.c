@@ -674,14 +674,70 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
     err = execute(cmd, rq, pool, &mode, &c);
     pagecache_get_pool_stats(pool, &after);
     c.total_ns = vast_now_ns() - t0;
+    c.build_ns += cmd->admit.build_ns; /* planning at enqueue (launch_admit) */
+    c.inspector_ns += cmd->admit.inspector_ns;
+    c.plan_ns += cmd->admit.plan_ns;
+    c.host_plans += cmd->admit.host_plans;
     c.h2d_bytes = after.h2d_bytes - before.h2d_bytes;
     c.d2h_bytes = after.d2h_bytes - before.d2h_bytes;
     vast_stats_launch(cmd->kernel->name, mode, &c);
     return err;
 }
 
+/* Whether the planner's page sets would read buffer contents: a virtual buffer passed as
+ * __constant gets a real copy of its data (paged.c, vast_paged_set_args), which the
+ * inspector could load from; at enqueue that data may not be written yet. */
+static bool plan_reads_data(const struct vast_launch_cmd *cmd, const struct translate_kernel *tk)
+{
+    for (cl_uint i = 0; i < cmd->num_args; i++)
+        if (cmd->args[i].vbuf != NULL && (i >= tk->num_args || tk->args[i].kind != TRANSLATE_ARG_GLOBAL_POINTER))
+            return true;
+    return false;
+}
+
+/* The plan of a partitioned launch whose kernel's work-items meet (barriers or __local
+ * memory: translate.h, work_group_bound), made at enqueue: such a kernel's work-groups
+ * cannot run in slices, so one work-group that alone touches more pages than the budget
+ * holds refuses the launch (partition.c, plan_over, logs why), and that is known from page
+ * sets, which need no data: host sets from the launch's layout, scalars and NDRange, or the
+ * inspector, which reads no buffer. The plan is kept on the kernel (vast_plan_cache_put), so
+ * the executor finds it by its key instead of planning again (unless another launch of the
+ * same kernel object was planned in between: then it plans again, with the same result); a
+ * launch that finds its key kept (repeated launches) costs only the layout and the key.
+ * On the application's thread, racing nothing of the device lane's: real kernels come from
+ * the variant pools (never one another thread is setting), the inspector runs on a real
+ * queue of admission's own, and no page table, fault log or page cache page is touched.
+ * Other launches pay nothing: without meeting work-items an oversized work-group runs in
+ * slices. Pages only faults show (data-dependent addresses) can still push a work-group
+ * over the budget when the launch runs: that stays a failure of its event. */
+static cl_int admit_plan(struct vast_launch_cmd *cmd, struct vast_pool *pool, const struct translate_kernel *tk)
+{
+    struct vast_backend *be = cmd->queue->context->backend;
+    struct vast_paged r;
+    struct vast_partition *parts = NULL;
+    size_t n = 0;
+    cl_command_queue q = NULL;
+    cl_int err = vast_paged_open_plan(&r, cmd, pool, tk), planned = CL_SUCCESS;
+    r.pas = &vast_pas_launch;
+    if (err == CL_SUCCESS && !vast_plan_kept(&r))
+        q = be->dispatch->clCreateCommandQueue(be->shared, cmd->queue->device->real, 0, &err);
+    if (q != NULL && (err = vast_paged_plan_queue(&r, q)) == CL_SUCCESS)
+        err = planned = vast_partition_plan(&r, &parts, &n);
+    vast_partitions_free(parts, n);
+    cmd->admit = r.c;
+    cmd->planned = q != NULL && err == CL_SUCCESS;
+    vast_partition_close(&r);
+    vast_paged_close(&r);
+    if (q != NULL)
+        be->dispatch->clReleaseCommandQueue(q);
+    if (err != CL_SUCCESS && planned != CL_OUT_OF_RESOURCES) /* not a refusal: the run plans again */
+        vast_info("kernel '%s': no plan at enqueue (error %d); the launch plans when it runs", cmd->kernel->name, err);
+    return planned == CL_OUT_OF_RESOURCES ? planned : CL_SUCCESS;
+}
+
 /* Refusals known at enqueue, decided before anything runs: a launch that needs its paged
- * variant (buffers beyond the budget, or runs the chunks cannot hold) and has none gets
+ * variant (buffers beyond the budget, or runs the chunks cannot hold) and has none, or whose
+ * work-items meet and one of whose work-groups alone exceeds the budget (admit_plan), gets
  * CL_OUT_OF_RESOURCES from clEnqueueNDRangeKernel itself, with the log line, rather than
  * as a late failure of its event, which an application meets at its next blocking call
  * (pyopencl takes a read failing with -5 for memory pressure and retries it, then reads
@@ -700,9 +756,19 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
         return err;
     const char *why = NULL;
     struct vast_launch_counters c = {0};
-    if (paged_meta(cmd, pool, &why, &c) != NULL)
+    const struct translate_kernel *tk = paged_meta(cmd, pool, &why, &c);
+    cmd->admit.build_ns = c.build_ns; /* the translation and build here count in the run's statistics */
+    if (tk != NULL && (total <= pool->nframes || !tk->work_group_bound || plan_reads_data(cmd, tk)))
         return CL_SUCCESS;
-    err = refuse(cmd, pool, total, why);
+    if (tk != NULL) {
+        err = admit_plan(cmd, pool, tk);
+        cmd->admit.build_ns += c.build_ns;
+        if (err == CL_SUCCESS)
+            return err;
+        c = cmd->admit;
+    } else {
+        err = refuse(cmd, pool, total, why);
+    }
     vast_stats_launch(cmd->kernel->name, VAST_MODE_REFUSED, &c);
     return err;
 }

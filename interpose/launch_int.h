@@ -57,6 +57,8 @@ struct vast_launch_cmd {
     cl_uint num_args;
     struct vast_arg *args;  /* snapshot; vbuf and held retained */
     struct vast_exec_info exec[VAST_EXEC_INFOS]; /* snapshot (size 0: unused) */
+    bool planned;           /* launch_admit made its plan and kept it on the kernel */
+    struct vast_launch_counters admit; /* that planning's time, added to the run's statistics */
 };
 
 /* One virtual buffer argument in the launch's virtual space. */
@@ -113,6 +115,13 @@ struct vast_partition {
 /* paged.c: the launch's virtual space and the kernel ABI. */
 cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                        const struct translate_kernel *tk);
+/* Only what planning needs (the virtual space, the work-group grid; no page tables, fault logs
+ * or host tables), for a plan made at enqueue on the application's thread; the key of the kept
+ * plan needs no more. Before the planner runs, vast_paged_plan_queue gives it rq, a real queue
+ * of the caller's own, and makes the inspector's scratch frame on it. */
+cl_int vast_paged_open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, struct vast_pool *pool,
+                            const struct translate_kernel *tk);
+cl_int vast_paged_plan_queue(struct vast_paged *r, cl_command_queue rq);
 void vast_paged_close(struct vast_paged *r);
 /* Set the kernel's original arguments (paged and inspector kernels take the same). */
 cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel);
@@ -214,6 +223,8 @@ uint8_t *vast_plan_key(const struct vast_paged *r, size_t *len);
 struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n);
 void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vast_partition *parts, size_t n,
                          size_t pages);
+/* Whether the kernel's kept plan has r's key (vast_partition_plan would reuse it). */
+bool vast_plan_kept(const struct vast_paged *r);
 
 /* stride.c: partitions of loop iterations for kernels with grid-stride loops whose single
  * work-group exceeds the budget (CL_OUT_OF_RESOURCES, logged, when one iteration does). */

@@ -227,8 +227,10 @@ static cl_int set_abi(struct vast_paged *r)
     return err;
 }
 
-cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
-                       const struct translate_kernel *tk)
+/* What planning needs: the virtual space, the paged kernel (its work-group size), the
+ * work-group grid and the sticky pages. */
+static cl_int open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                        const struct translate_kernel *tk)
 {
     memset(r, 0, sizeof *r);
     r->cmd = cmd;
@@ -246,7 +248,8 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
     r->pk = vast_variant_take(cmd->kernel, VAST_VARIANT_PAGED, r->dev);
     VAST_RETURN_IF(r->pk == NULL, CL_OUT_OF_RESOURCES, "kernel '%s' has no paged variant", cmd->kernel->name);
     cl_command_queue_properties props = 0;
-    r->d->clGetCommandQueueInfo(rq, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (rq != NULL)
+        r->d->clGetCommandQueueInfo(rq, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     r->profiling = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
     choose_local(r);
     r->total_groups = 1;
@@ -255,17 +258,48 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
         r->total_groups *= r->groups[i];
     }
     r->sticky = calloc(r->pages, 1);
-    void *zeros = calloc(TRANSLATE_SCRATCH_PAGES, pool->page_size);
+    VAST_RETURN_IF(r->sticky == NULL, CL_OUT_OF_HOST_MEMORY, "sticky pages of a launch");
+    return CL_SUCCESS;
+}
+
+/* The scratch frame: the target of faulted accesses, for the paged and inspector kernels. */
+static cl_int open_scratch(struct vast_paged *r)
+{
+    void *zeros = calloc(TRANSLATE_SCRATCH_PAGES, r->pool->page_size);
+    VAST_RETURN_IF(zeros == NULL, CL_OUT_OF_HOST_MEMORY, "scratch frame");
+    cl_int err = CL_SUCCESS;
+    r->scratch = real_buffer(r, TRANSLATE_SCRATCH_PAGES * r->pool->page_size, zeros, &err);
+    free(zeros);
+    return err;
+}
+
+cl_int vast_paged_open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, struct vast_pool *pool,
+                            const struct translate_kernel *tk)
+{
+    return open_plan(r, cmd, NULL, pool, tk);
+}
+
+cl_int vast_paged_plan_queue(struct vast_paged *r, cl_command_queue rq)
+{
+    r->rq = r->sq[0] = r->sq[1] = rq;
+    return open_scratch(r);
+}
+
+cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                       const struct translate_kernel *tk)
+{
+    cl_int err = open_plan(r, cmd, rq, pool, tk);
+    if (err != CL_SUCCESS)
+        return err;
     for (int s = 0; s < 2; s++)
         r->fault_host[s] = calloc(FAULT_WORDS, 4);
-    err = r->sticky && zeros && r->fault_host[0] && r->fault_host[1] ? host_tables(r) : CL_OUT_OF_HOST_MEMORY;
+    err = r->fault_host[0] && r->fault_host[1] ? host_tables(r) : CL_OUT_OF_HOST_MEMORY;
     for (int s = 0; s < 2 && err == CL_SUCCESS; s++)
         r->lpt[s] = real_buffer(r, r->pages * sizeof(uint32_t), NULL, &err);
     if (err == CL_SUCCESS)
-        r->scratch = real_buffer(r, TRANSLATE_SCRATCH_PAGES * pool->page_size, zeros, &err);
+        err = open_scratch(r);
     for (int s = 0; s < 2 && err == CL_SUCCESS; s++) /* each run writes its header first (hdr_start) */
         r->faults[s] = real_buffer(r, FAULT_WORDS * 4, NULL, &err);
-    free(zeros);
     if (err == CL_SUCCESS)
         err = vast_paged_set_args(r, r->pk);
     if (err == CL_SUCCESS)

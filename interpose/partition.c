@@ -20,7 +20,8 @@
  *   - independent work-items (no barriers, no __local memory: translate.h, vast_slab): the
  *     real local size shrinks by prime factors and the plan is made again (vast_plan_slice);
  *   - else the launch fails before any kernel ran (logged), so the application's buffers are
- *     untouched.
+ *     untouched; for such kernels launch.c plans at enqueue (admit_plan), so that the refusal
+ *     is clEnqueueNDRangeKernel's own result.
  *
  * Principal entry points: vast_partition_plan (a launch's plan: slices, page sets from r->pas,
  * Algorithm 1, the kept plan of the kernel), vast_plan_groups (Algorithm 1 alone, over any
@@ -392,6 +393,19 @@ void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vas
     cache_free(old);
 }
 
+bool vast_plan_kept(const struct vast_paged *r)
+{
+    size_t len = 0;
+    uint8_t *key = vast_plan_key(r, &len);
+    cl_kernel k = r->cmd->kernel;
+    pthread_mutex_lock(&k->obj.lock);
+    const struct vast_plan_cache *c = k->plans;
+    bool kept = key != NULL && c != NULL && c->key_len == len && c->pages == r->pages && memcmp(c->key, key, len) == 0;
+    pthread_mutex_unlock(&k->obj.lock);
+    free(key);
+    return kept;
+}
+
 void vast_partition_forget(cl_kernel k)
 {
     cache_free(k->plans);
@@ -469,8 +483,9 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         vast_stride_prepare(r, *parts, *nparts);
         free(key);
         r->c.plan_ns += vast_now_ns() - t0;
-        vast_info("kernel '%s': %zu partition(s), the plan of its previous launch (same layout, arguments and "
-                  "NDRange)", r->cmd->kernel->name, *nparts);
+        vast_info("kernel '%s': %zu partition(s), %s", r->cmd->kernel->name, *nparts,
+                  r->cmd->planned ? "the plan made when it was enqueued"
+                                  : "the plan of its previous launch (same layout, arguments and NDRange)");
         return CL_SUCCESS;
     }
     struct vast_partition *plan = NULL;

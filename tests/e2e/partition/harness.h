@@ -123,6 +123,7 @@ struct clenv {
     cl_context ctx;
     cl_command_queue q;
     char name[256];
+    cl_int enqueued; /* job_run: what clEnqueueNDRangeKernel itself returned (the first failure) */
 };
 
 /* Opens the first platform whose name starts with `prefix` ("VAST", "Portable"). Exits with
@@ -214,9 +215,10 @@ size_t job_ws(const struct job *j);
 void job_free_inputs(struct job *j);
 
 /* What a child expects of VAST's launch: it runs (the same bytes as PoCL), it is refused
- * (CL_OUT_OF_RESOURCES, every buffer untouched; PoCL is not asked), or either (the child then
- * prints "NAME: refused" when it was). */
-enum harness_expect { HX_RUNS, HX_REFUSED, HX_RUNS_OR_REFUSED };
+ * (CL_OUT_OF_RESOURCES, every buffer untouched; PoCL is not asked), refused by
+ * clEnqueueNDRangeKernel itself (HX_REFUSED_AT_ENQUEUE: not later through the launch's event
+ * or the next blocking call), or either (the child then prints "NAME: refused" when it was). */
+enum harness_expect { HX_RUNS, HX_REFUSED, HX_RUNS_OR_REFUSED, HX_REFUSED_AT_ENQUEUE };
 
 /* The child's work for one job: j on PoCL and on VAST, judged as `expect` says, then `check`
  * (a CPU reference over VAST's buffers; NULL: none). With flip, one byte of VAST's largest

@@ -14,6 +14,10 @@
 #                 the launch asynchronously and the sample's next blocking call reports it,
 #                 CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) with a "vast: error:" line naming
 #                 --kernel and the work-group (not "not implemented"), never PASS, no crash
+#   --refuse-at-enqueue  the refusals must come from clEnqueueNDRangeKernel itself (the
+#                 sample's "error: clEnqueueNDRangeKernel(...) failed: CL_OUT_OF_RESOURCES"):
+#                 kernels whose work-items meet (barriers, __local memory) and whose page sets
+#                 need no data are judged before anything runs
 #   --require-flag  skip (exit 77) when `SAMPLE --help` does not list FLAG
 #   --host-plans  the partitioned launches' page sets must come from the host (VAST_STATS
 #                 host_plans >= 1: the kernel's accesses are affine, translate.h)
@@ -24,7 +28,7 @@
 # Exit: 0 all as expected, 1 otherwise, 2 usage, 77 skipped.
 set -u
 run_modes="" libvast="" icd_dir="" page="" fractions="2,4,16" refuse="" kernel="" require_flag=""
-wrong_hash=0 timeout_s=300 host_plans=0
+wrong_hash=0 timeout_s=300 host_plans=0 at_enqueue=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --run-modes) run_modes="$2"; shift 2 ;;
@@ -37,12 +41,13 @@ while [ $# -gt 0 ]; do
     --require-flag) require_flag="$2"; shift 2 ;;
     --wrong-hash) wrong_hash=1; shift ;;
     --host-plans) host_plans=1; shift ;;
+    --refuse-at-enqueue) at_enqueue=1; shift ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "samples.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[ $# -ge 1 ] && [ -n "$page" ] && [ -n "$run_modes" ] || { sed -n '2,24p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] && [ -n "$page" ] && [ -n "$run_modes" ] || { sed -n '2,28p' "$0" >&2; exit 2; }
 [ -z "$refuse" ] || [ -n "$kernel" ] || { echo "samples.sh: --refuse needs --kernel" >&2; exit 2; }
 sample="$1"; shift
 name=$(basename "$sample")
@@ -112,6 +117,8 @@ for frac in ${fractions//,/ }; do
         elif ! grep -q '^=== icd: rc=2$' "$out"; then why="expected the sample's clean setup error (exit 2), got: $(grep '^=== icd: rc=' "$out")"
         elif ! grep -qE 'CL_OUT_OF_RESOURCES|CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST' "$out"; then
             why="no CL_OUT_OF_RESOURCES (or, the launch failing asynchronously, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) in the output"
+        elif [ "$at_enqueue" = 1 ] && ! grep -qE 'error: clEnqueueNDRangeKernel.* failed: CL_OUT_OF_RESOURCES' "$out"; then
+            why="the refusal did not come from clEnqueueNDRangeKernel itself: $(grep -E '^ *error: ' "$out" | head -1)"
         elif ! grep -qE '^ *platform: VAST' "$out"; then why="the run did not go through VAST"
         elif [ -z "$line" ]; then why="no 'vast: error:' line naming kernel '$kernel' and the work-group (or why it cannot be paged)"
         fi

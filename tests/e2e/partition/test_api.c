@@ -23,9 +23,9 @@
  *                complete the page sets (read-modify-write: restored around retries)
  *   untranslatable_fits     async_work_group_copy on global memory (VAST cannot page it)
  *                with data that fits: runs direct, same result
- *   untranslatable_refused  the same over data that does not fit: CL_OUT_OF_RESOURCES (from
- *                the enqueue or as the launch event's status), a "vast: error:" line naming the
- *                kernel and why, a log line naming the construct, buffers untouched
+ *   untranslatable_refused  the same over data that does not fit: CL_OUT_OF_RESOURCES from
+ *                clEnqueueNDRangeKernel itself, a "vast: error:" line naming the kernel and why,
+ *                a log line naming the construct, buffers untouched
  *   group_slices  y[i] = row i of a (1500 uints) . x, and ids: a work-group of 64 alone reads
  *                more than the 256 KiB budget but its work-items are independent, so it runs
  *                in slices; get_group_id, get_local_id, get_local_size, get_num_groups must
@@ -33,7 +33,8 @@
  *   group_slices2d  the same over a 2-D NDRange (16 x 96 at offset (5, 3), local 8 x 8): slices
  *                in both dimensions
  *   group_barrier_refused  the same with a barrier: its work-groups cannot be sliced, so it is
- *                refused (CL_OUT_OF_RESOURCES, a log line naming the kernel), buffers untouched
+ *                refused by clEnqueueNDRangeKernel itself (CL_OUT_OF_RESOURCES, a log line naming
+ *                the kernel and the work-group), buffers untouched: its page sets need no data
  *   guard_refused one work-group reads more than the budget: CL_OUT_OF_RESOURCES, a log line
  *                naming the kernel and the reason, buffers untouched
  *   launches100  the same kernel launched 100 times over 1 MiB that fits the budget: the data
@@ -51,7 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum expect { PARTITIONED, DIRECT, REFUSED };
+enum expect { PARTITIONED, DIRECT, REFUSED, REFUSED_AT_ENQUEUE };
 enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4, F_PLAN_REUSED = 8 };
 
 struct api_test {
@@ -425,12 +426,12 @@ static const struct api_test tests[] = {
     {"gather_moving", "gather_moving", 8, 0, PARTITIONED, F_FAULTS | F_PLAN_REUSED, 0, NULL, make_gather_moving, NULL,
      NULL},
     {"untranslatable_fits", "async_copy", 0, 4u << 20, DIRECT, 0, 0, NULL, make_async_fits, NULL, NULL},
-    {"untranslatable_refused", "async_copy", 0, 1u << 20, REFUSED, 0, 0, reason_async, make_async_big, NULL,
+    {"untranslatable_refused", "async_copy", 0, 1u << 20, REFUSED_AT_ENQUEUE, 0, 0, reason_async, make_async_big, NULL,
      "async_work_group_copy"},
     {"group_slices", "row_dot", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices, NULL, NULL},
     {"group_slices2d", "row_dot2", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices2d, NULL, NULL},
-    {"group_barrier_refused", "row_dot_sync", 0, 256u << 10, REFUSED, 0, 0, reason_wg, make_group_barrier, NULL,
-     NULL},
+    {"group_barrier_refused", "row_dot_sync", 0, 256u << 10, REFUSED_AT_ENQUEUE, 0, 0, reason_wg, make_group_barrier,
+     NULL, NULL},
     {"guard_refused", "whole_table", 0, 512u << 10, REFUSED, 0, 0, reason_wg, make_guard_refused, NULL, NULL},
     {"launches100", "bump100", 0, 4u << 20, DIRECT, F_MOVE_ONCE, 0, NULL, make_launches100, check_launches100, NULL},
 };
@@ -443,7 +444,7 @@ static void make(const void *c, const char *arg, struct harness_twin *tw)
     (void)arg;
     seed = 0x9e3779b97f4a7c15ull;
     t->make(&tw->job);
-    tw->expect = t->expect == REFUSED ? HX_REFUSED : HX_RUNS;
+    tw->expect = t->expect == REFUSED ? HX_REFUSED : t->expect == REFUSED_AT_ENQUEUE ? HX_REFUSED_AT_ENQUEUE : HX_RUNS;
     tw->check = t->check;
 }
 
@@ -480,7 +481,8 @@ static void judge(const void *c, const struct harness_run *run, const char *out,
         snprintf(why, n, "faults=%lld retries=%lld: the fault/restore/retry path was not exercised", faults, retries);
     else if (t->expect == DIRECT && harness_stat(out, t->kernel, "direct", "launches") < 1)
         snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=direct'", t->kernel);
-    else if (t->expect == REFUSED && !harness_refusal_logged(out, t->kernel, t->reasons))
+    else if ((t->expect == REFUSED || t->expect == REFUSED_AT_ENQUEUE) &&
+             !harness_refusal_logged(out, t->kernel, t->reasons))
         snprintf(why, n, "no 'vast: error:' line naming kernel '%s' and the reason (%s)", t->kernel, t->reasons[0]);
     else if (t->construct != NULL &&
              !harness_find_line(out, "vast: ", (const char *const[]){t->kernel, t->construct, NULL}))

@@ -151,8 +151,8 @@ static void fl_free(void)
     fl->rows = NULL;
 }
 
-/* A plan is kept and reused by the next equal launch without page sets; a launch with
- * another budget plans again. */
+/* A plan is kept and reused by the next equal launch without page sets (vast_plan_kept says
+ * so beforehand, as admission asks); a launch with another budget plans again. */
 static void test_launch_plan_kept(void **state)
 {
     (void)state;
@@ -163,11 +163,13 @@ static void test_launch_plan_kept(void **state)
     struct vast_partition *parts = NULL, *again = NULL;
     size_t n = 0, n2 = 0;
     struct vast_paged r = env_launch(&e, 256, 16, 1 + 256, 64);
+    assert_false(vast_plan_kept(&r));
     assert_int_equal(vast_partition_plan(&r, &parts, &n), CL_SUCCESS);
     fake_check_plan(&f.f, parts, n, 64);
     assert_int_equal(n, 8);
     assert_int_equal(f.sources, 1);
     r = env_launch(&e, 256, 16, 1 + 256, 64);
+    assert_true(vast_plan_kept(&r));
     assert_int_equal(vast_partition_plan(&r, &again, &n2), CL_SUCCESS);
     assert_int_equal(f.sources, 1);
     assert_int_equal(n2, n);
@@ -178,6 +180,7 @@ static void test_launch_plan_kept(void **state)
     }
     vast_partitions_free(again, n2);
     r = env_launch(&e, 256, 16, 1 + 256, 96);
+    assert_false(vast_plan_kept(&r));
     assert_int_equal(vast_partition_plan(&r, &again, &n2), CL_SUCCESS);
     assert_int_equal(f.sources, 2);
     fake_check_plan(&f.f, again, n2, 96);
