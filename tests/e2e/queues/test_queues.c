@@ -473,15 +473,14 @@ static void test_profiling_timestamps(void **state)
 
 /* ---- errors: a failed wait list, a kernel that cannot be paged ---- */
 
-/* A program VAST refuses only when a launch runs: every work-group of `wide` reads 1024 pages
- * of its 4 MiB (4 KiB pages), more than the 2 MiB budget, and synchronises on a barrier; its
- * addresses depend on loaded data, so only the inspector, at execution, finds that out. */
+/* A program VAST refuses only when a launch runs: every work-item of `wide` reads 1024 pages
+ * of its 4 MiB (4 KiB pages), more than the 2 MiB budget; no slice of a work-group fits, and
+ * enqueue-time planning is kept for kernels whose work-items meet (launch.c, admit_plan). */
 static cl_program late_refusal_program(void)
 {
     static const char *src = "__kernel void wide(__global uint *a, uint k) {\n"
                              "  uint s = 0, m = (uint)get_global_size(0);\n"
                              "  for (uint j = 0; j < 1024u; j++) s += a[j * (m / 1024u) + (a[0] & 0u)];\n"
-                             "  barrier(CLK_GLOBAL_MEM_FENCE);\n"
                              "  a[get_global_id(0)] += k + (s & 0u);\n"
                              "}\n";
     cl_int err;
@@ -535,8 +534,10 @@ static void test_errors(void **state)
     CHECK_CL(clFinish(q)); /* failures of wait lists are not the queue's own */
     CHECK_CL(clEnqueueReadBuffer(q, a, CL_TRUE, 0, W * 4, got, 0, NULL, NULL));
     check_words(got, W, plus_expect, &(struct plus){8, 0});
-    /* A launch refused when it runs (one work-group reads more than the budget): it fails, as
-     * its event says, and so do the commands that wait for it. */
+    /* A launch refused when it runs (one work-item reads more than the budget; a work-group
+     * whose work-items meet and that alone exceeds the budget is refused by the enqueue call
+     * itself: e2e.partition.api): it fails, as its event says, and so do the commands that
+     * wait for it. */
     cl_program late = late_refusal_program();
     cl_kernel refused = kernel(late, "wide");
     args(refused, 2, sizeof a, &a, sizeof k, &k);
