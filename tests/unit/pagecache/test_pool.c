@@ -531,4 +531,7 @@ static void test_check(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs, test_clock_order, test_pins_never_evicted, test_out_of_frames, test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer, test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check)
+                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs,
+                 test_clock_order, test_pins_never_evicted, test_out_of_frames,
+                 test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer,
+                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check)

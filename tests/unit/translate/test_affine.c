@@ -357,4 +357,5 @@ static void test_ranges(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_saxpy, test_matrixmul, test_locals_2d, test_loops, test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges)
+                 test_saxpy, test_matrixmul, test_locals_2d, test_loops,
+                 test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges)

@@ -372,4 +372,8 @@ static void test_faulted_guards(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_golden_vadd, test_ids_and_work_group_bound, test_line_markers_and_macros, test_metadata_through_helpers, test_metadata_past_63_args, test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget, test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements, test_straddle_split, test_faulted_guards)
+                 test_golden_vadd, test_ids_and_work_group_bound, test_line_markers_and_macros,
+                 test_metadata_through_helpers, test_metadata_past_63_args,
+                 test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget,
+                 test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements,
+                 test_straddle_split, test_faulted_guards)
