@@ -181,6 +181,8 @@ size_t vast_set_count(const uint8_t *set, size_t n);
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);
 void vast_partition_close(struct vast_paged *r);
 void vast_partitions_free(struct vast_partition *parts, size_t n);
+/* Room for one more partition in *parts (n in use, *cap allocated; doubled when full). */
+cl_int vast_partitions_reserve(struct vast_partition **parts, size_t n, size_t *cap);
 /* Like vast_partition_inspect, with the kernel's grid-stride loops restricted to iterations
  * [it0, it1) (it1 0: all; then the host's sets may serve); *more (may be NULL): a work-item
  * has iterations at or past it1. */

@@ -127,13 +127,9 @@ static cl_int plan_open(struct plan *pl, size_t pages)
 /* Close the open partition at work-group end and open an empty one there. */
 static cl_int plan_emit(struct plan *pl, size_t end, size_t pages)
 {
-    if (pl->n == pl->capacity) {
-        size_t cap = pl->capacity ? pl->capacity * 2 : 16;
-        struct vast_partition *grown = realloc(pl->parts, cap * sizeof *grown);
-        VAST_RETURN_IF(grown == NULL, CL_OUT_OF_HOST_MEMORY, "partitions");
-        pl->parts = grown;
-        pl->capacity = cap;
-    }
+    cl_int err = vast_partitions_reserve(&pl->parts, pl->n, &pl->capacity);
+    if (err != CL_SUCCESS)
+        return err;
     pl->parts[pl->n++] = (struct vast_partition){.first = pl->open, .end = end, .set = pl->set, .count = pl->count};
     pl->prev = pl->set;
     pl->prev_count = pl->count;

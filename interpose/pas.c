@@ -402,5 +402,17 @@ void vast_partitions_free(struct vast_partition *parts, size_t n)
     free(parts);
 }
 
+cl_int vast_partitions_reserve(struct vast_partition **parts, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return CL_SUCCESS;
+    size_t grown_cap = *cap ? *cap * 2 : 16;
+    struct vast_partition *grown = realloc(*parts, grown_cap * sizeof *grown);
+    VAST_RETURN_IF(grown == NULL, CL_OUT_OF_HOST_MEMORY, "partitions");
+    *parts = grown;
+    *cap = grown_cap;
+    return CL_SUCCESS;
+}
+
 const struct vast_pas_ops vast_pas_launch = {pas_source, pas_host, pas_exact, vast_partition_inspect_iters,
                                              vast_partition_close};

@@ -69,13 +69,9 @@ static cl_int emit(struct splan *pl, size_t g0, size_t g1, uint64_t k, uint64_t 
 {
     VAST_RETURN_IF(pl->n == MAX_PARTITIONS, CL_OUT_OF_RESOURCES, "kernel '%s': more than %zu partitions",
                    pl->r->cmd->kernel->name, MAX_PARTITIONS);
-    if (pl->n == pl->cap) {
-        size_t cap = pl->cap ? pl->cap * 2 : 16;
-        struct vast_partition *grown = realloc(pl->parts, cap * sizeof *grown);
-        VAST_RETURN_IF(grown == NULL, CL_OUT_OF_HOST_MEMORY, "partitions");
-        pl->parts = grown;
-        pl->cap = cap;
-    }
+    cl_int err = vast_partitions_reserve(&pl->parts, pl->n, &pl->cap);
+    if (err != CL_SUCCESS)
+        return err;
     pl->parts[pl->n++] =
         (struct vast_partition){.first = g0, .end = g1, .set = set, .count = count, .iter_first = k, .iter_end = k + c};
     pl->prev = set;
