@@ -10,6 +10,7 @@
 #include "pagecache_int.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 /* ---------- shared helpers ---------- */
 
@@ -592,6 +593,23 @@ static int io_in_flight(struct vast_pool *pool)
     return 0;
 }
 
+#define TRANSIENT_WAIT_S 2 /* longest wait for transient pins alone (pc_wait_frames_back) */
+
+int pc_wait_frames_back(struct vast_pool *pool, struct timespec *deadline)
+{
+    if (io_in_flight(pool)) {
+        pthread_cond_wait(&pool->io_done, &pool->lock);
+        return 1;
+    }
+    if (pool->transient_pins == 0)
+        return 0;
+    if (deadline->tv_sec == 0 && deadline->tv_nsec == 0) {
+        clock_gettime(CLOCK_REALTIME, deadline);
+        deadline->tv_sec += TRANSIENT_WAIT_S;
+    }
+    return pthread_cond_timedwait(&pool->io_done, &pool->lock, deadline) == 0;
+}
+
 static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
 {
     for (size_t i = 0; i < c->count; i++) {
@@ -624,21 +642,24 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     struct pc_io *ios = malloc(count * sizeof *ios);
     rc = c.grants && c.grant_page && c.loading && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     if (rc == VAST_PC_OK) {
+        struct timespec deadline = {0, 0};
         pthread_mutex_lock(&pool->lock);
         for (;;) {
             pc_wait_range_idle(c.root, first, count);
             mr_pin_resident(&c);
-            rc = mr_grant_missing(&c);
+            rc = c.hits < count && (flags & VAST_PC_RESIDENT_ONLY) ? VAST_PC_ERR_NOT_RESIDENT
+                                                                   : mr_grant_missing(&c);
             if (rc == VAST_PC_OK)
                 break;
             mr_undo(&c);
-            if (rc != VAST_PC_ERR_NO_FRAMES || !io_in_flight(pool))
-                break;
-            /* Frames that other calls are loading, writing back or flushing come back when
-             * their transfers end, which needs nothing this call holds (it holds nothing now). */
+            /* Frames that other calls are loading, writing back, flushing or running kernels
+             * on come back without anything this call holds (it holds nothing now). */
             c.ngrants = c.hits = 0;
-            pthread_cond_wait(&pool->io_done, &pool->lock);
+            if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(pool, &deadline))
+                break;
         }
+        if (rc == VAST_PC_OK && (flags & VAST_PC_TRANSIENT))
+            pool->transient_pins += count;
         pthread_mutex_unlock(&pool->lock);
     }
     if (rc == VAST_PC_OK) {
@@ -675,6 +696,17 @@ void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t coun
         assert(VAST_FS_PINS(s) > 0 && "unpin of a page that is not pinned");
         (void)s;
     }
+}
+
+void pagecache_unpin_transient(struct vast_pc_buffer *buf, size_t first, size_t count)
+{
+    struct vast_pool *pool = buf->pool;
+    pagecache_unpin_range(buf, first, count);
+    pthread_mutex_lock(&pool->lock);
+    assert(pool->transient_pins >= count && "more transient pins given back than taken");
+    pool->transient_pins -= count;
+    pthread_cond_broadcast(&pool->io_done);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 int pagecache_mark_dirty(struct vast_pc_buffer *buf, size_t first, size_t count)
