@@ -62,6 +62,9 @@ void vast_executor_defer(cl_device_id dev, void (*fn)(void *), void *arg);
 /* kernel.c: a captured launch (launch.h) as a command of the device lane. */
 extern const struct vast_vcmd_ops vast_launch_ops;
 
+/* queue.c: whether every event that real commands of the queue wait for (vast_queue_unwrap)
+ * has completed, so that a kernel put on the queue waits for nothing VAST runs. */
+bool vast_queue_waits_done(cl_command_queue queue);
 /* queue.c: the real event of the last barrier of an out-of-order queue, retained, or NULL. */
 cl_event vast_queue_last_barrier(cl_command_queue queue);
 

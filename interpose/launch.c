@@ -832,7 +832,8 @@ static void CL_CALLBACK fast_done(cl_event ev, cl_int status, void *arg)
  * budget. */
 static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool)
 {
-    if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args)
+    if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args ||
+        !vast_queue_waits_done(cmd->queue))
         return false;
     size_t total = 0;
     for (cl_uint i = 0; i < cmd->num_args; i++) {
@@ -851,10 +852,11 @@ static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events
  * Direct mode without the executor, for the common case of a kernel run again on buffers that
  * are resident already: the application's own kernel goes straight onto its queue's real
  * queue, on real sub-buffers of the pool, as a driver would run it. Taken only while no
- * virtual command of the device is pending (vast_executor_fast_begin), so the real kernel
- * waits for nothing VAST runs and its pages, pinned until the driver reports its end
- * (fast_done), never hold up a command it waits for; commands short of frames meanwhile wait
- * for those pins (VAST_PC_TRANSIENT). Later commands order after it as after any real command
+ * virtual command of the device is pending (vast_executor_fast_begin) and every event that
+ * real commands of the queue wait for has completed (vast_queue_waits_done: a marker waiting
+ * for a user event would hold the kernel back), so the real kernel waits for nothing VAST runs
+ * and its pages, pinned until the driver reports its end (fast_done), never hold up a command
+ * it waits for; commands short of frames meanwhile wait for those pins (VAST_PC_TRANSIENT). Later commands order after it as after any real command
  * of the queue (executor.c). Written pages are dirty from the enqueue on. Returns false
  * (nothing done) where it does not apply; else *err is the enqueue's result.
  */

@@ -313,7 +313,6 @@ static void cc_fill_locs(const struct cc_call *c, struct vast_frame_loc *locs)
  * are waited for (they come back without anything this call holds) before giving up. */
 static int cc_prepare(struct cc_call *c, unsigned flags)
 {
-    struct timespec deadline = {0, 0};
     for (;;) {
         pc_wait_range_idle(c->root, c->first, c->count);
         int rc = cc_choose_window(c, (flags & VAST_PC_PACK) != 0);
@@ -321,7 +320,7 @@ static int cc_prepare(struct cc_call *c, unsigned flags)
             cc_claim(c, flags);
             return VAST_PC_OK;
         }
-        if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(c->root->pool, &deadline))
+        if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(c->root->pool))
             return rc;
     }
 }

@@ -10,7 +10,6 @@
 #include "pagecache_int.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 /* ---------- shared helpers ---------- */
 
@@ -593,21 +592,12 @@ static int io_in_flight(struct vast_pool *pool)
     return 0;
 }
 
-#define TRANSIENT_WAIT_S 2 /* longest wait for transient pins alone (pc_wait_frames_back) */
-
-int pc_wait_frames_back(struct vast_pool *pool, struct timespec *deadline)
+int pc_wait_frames_back(struct vast_pool *pool)
 {
-    if (io_in_flight(pool)) {
-        pthread_cond_wait(&pool->io_done, &pool->lock);
-        return 1;
-    }
-    if (pool->transient_pins == 0)
+    if (!io_in_flight(pool) && pool->transient_pins == 0)
         return 0;
-    if (deadline->tv_sec == 0 && deadline->tv_nsec == 0) {
-        clock_gettime(CLOCK_REALTIME, deadline);
-        deadline->tv_sec += TRANSIENT_WAIT_S;
-    }
-    return pthread_cond_timedwait(&pool->io_done, &pool->lock, deadline) == 0;
+    pthread_cond_wait(&pool->io_done, &pool->lock);
+    return 1;
 }
 
 static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
@@ -642,7 +632,6 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     struct pc_io *ios = malloc(count * sizeof *ios);
     rc = c.grants && c.grant_page && c.loading && ios ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     if (rc == VAST_PC_OK) {
-        struct timespec deadline = {0, 0};
         pthread_mutex_lock(&pool->lock);
         for (;;) {
             pc_wait_range_idle(c.root, first, count);
@@ -655,7 +644,7 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
             /* Frames that other calls are loading, writing back, flushing or running kernels
              * on come back without anything this call holds (it holds nothing now). */
             c.ngrants = c.hits = 0;
-            if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(pool, &deadline))
+            if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(pool))
                 break;
         }
         if (rc == VAST_PC_OK && (flags & VAST_PC_TRANSIENT))

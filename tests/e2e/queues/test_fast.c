@@ -12,6 +12,8 @@
  *   contention  a long kernel holds its buffer's frames (0.6 MiB) while another queue
  *               launches over a second 0.6 MiB buffer, which needs those frames: it waits
  *               for them, then runs; both results exact
+ *   user_event  a launch behind a marker waiting for a user event, then another queue's launch
+ *               needing its frames and that queue's clFinish, before the event is set
  *   release     the buffer and kernel released right after a launch, before it ends
  *   events      a launch's event: its status, a wait on it, an out-of-order queue's read
  *               waiting on it
@@ -216,6 +218,53 @@ static void test_contention(void)
     free(got);
 }
 
+/* A kernel behind a marker that waits for a user event must not hold frames that another
+ * queue's launch needs, or that launch (and the clFinish before the event is set) would
+ * never end. */
+static void test_user_event(void)
+{
+    const size_t n = 160001;
+    uint32_t *wa = malloc(n * 4), *wb = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        wa[i] = seed_word(i, 61);
+        wb[i] = seed_word(i, 62);
+    }
+    cl_mem a = make_buffer(wa, n), b = make_buffer(wb, n);
+    cl_command_queue qa = queue(0), qb = queue(0);
+    cl_kernel ka = kernel("bump", a, 3), kb = kernel("bump", b, 4);
+    launch(qa, ka, n, NULL); /* a becomes resident */
+    host_bump(wa, n, 3);
+    CHECK_CL(clFinish(qa));
+    cl_int err;
+    cl_event ue = clCreateUserEvent(ctx, &err);
+    CHECK_CL(err);
+    CHECK_CL(clEnqueueMarkerWithWaitList(qa, 1, &ue, NULL));
+    launch(qa, ka, n, NULL); /* waits for the user event */
+    host_bump(wa, n, 3);
+    launch(qb, kb, n, NULL); /* needs a's frames */
+    host_bump(wb, n, 4);
+    CHECK_CL(clFinish(qb));
+    CHECK_CL(clEnqueueReadBuffer(qb, b, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("user event: the other queue's launch", got, wb, n);
+    CHECK_CL(clSetUserEventStatus(ue, CL_COMPLETE));
+    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("user event: the waiting launch", got, wa, n);
+    launch(qa, ka, n, NULL); /* the marker has completed: on the queue again */
+    host_bump(wa, n, 3);
+    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("user event: after it", got, wa, n);
+    clReleaseEvent(ue);
+    clReleaseKernel(ka);
+    clReleaseKernel(kb);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(qa);
+    clReleaseCommandQueue(qb);
+    free(wa);
+    free(wb);
+    free(got);
+}
+
 static void test_release(void)
 {
     const size_t n = 40009;
@@ -316,6 +365,7 @@ int main(void)
     test_repeat();
     test_ordered();
     test_contention();
+    test_user_event();
     test_release();
     test_events();
     test_threads();
