@@ -367,12 +367,63 @@ static cl_int submit_failed(struct vast_vcmd *c, const struct vast_vcmd_ops *ops
     return err;
 }
 
+/* Waits for every earlier real command of q (kernels put on the application's queue among
+ * them): a marker on an in-order queue, the last barrier on an out-of-order one. */
+static cl_int wait_queue_order(struct vast_executor *ex, cl_command_queue q)
+{
+    cl_event order = NULL;
+    cl_int err = CL_SUCCESS;
+    if (q->in_order)
+        err = ex->d->clEnqueueMarkerWithWaitList(q->real, 0, NULL, &order);
+    else
+        order = vast_queue_last_barrier(q);
+    if (order != NULL) {
+        err = ex->d->clWaitForEvents(1, &order);
+        ex->d->clReleaseEvent(order);
+    }
+    return err;
+}
+
+/*
+ * A blocking host-side command without wait list or event, run on the application's thread
+ * while nothing else of VAST is pending on the device (as launch.c's launch_fast): it waits
+ * for the queue's earlier real commands, then runs its closure as a host-lane thread would
+ * (ex->exclusive for reading), counted in ex->pending meanwhile so that launches taking the
+ * same shortcut wait. Returns false (nothing done) where it does not apply.
+ */
+static bool submit_inline(cl_command_queue q, cl_uint nw, const struct vast_vcmd_ops *ops, void *ctx, bool blocking,
+                          cl_event *event, cl_int *result)
+{
+    if (!blocking || event != NULL || nw != 0 || ops->lane != VAST_LANE_HOST || !vast_queue_waits_done(q))
+        return false;
+    struct vast_executor *ex = vast_executor_fast_begin(q->device);
+    if (ex == NULL)
+        return false;
+    atomic_fetch_add(&ex->pending, 1);
+    vast_executor_fast_end(ex);
+    cl_int st = wait_queue_order(ex, q);
+    if (st == CL_SUCCESS) {
+        pthread_rwlock_rdlock(&ex->exclusive);
+        st = ops->run(ctx, NULL);
+        pthread_rwlock_unlock(&ex->exclusive);
+    }
+    atomic_fetch_sub(&ex->pending, 1);
+    ops->free(ctx);
+    if (st > 0) /* not an OpenCL error code (cmd_run) */
+        st = CL_OUT_OF_RESOURCES;
+    cl_int earlier = vast_queue_take_error(q);
+    *result = st < 0 ? st : earlier != CL_SUCCESS ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+    return true;
+}
+
 cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_list, const struct vast_vcmd_ops *ops,
                         void *ctx, bool blocking, cl_event *event)
 {
     struct vast_list waits; /* checks the wait list; the VAST events are used */
     cl_int err = vast_unwrap_events(q->context, nw, wait_list, &waits);
     vast_list_free(&waits);
+    if (err == CL_SUCCESS && submit_inline(q, nw, ops, ctx, blocking, event, &err))
+        return err;
     struct vast_executor *ex = err == CL_SUCCESS ? executor_get(q->device, &err) : NULL;
     struct vast_vcmd *c = ex != NULL ? calloc(1, sizeof *c) : NULL;
     if (c != NULL && (c->deps = calloc(nw + 1, sizeof *c->deps)) == NULL) {

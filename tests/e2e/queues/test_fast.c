@@ -16,7 +16,9 @@
  *               needing its frames and that queue's clFinish, before the event is set
  *   release     the buffer and kernel released right after a launch, before it ends
  *   events      a launch's event: its status, a wait on it, an out-of-order queue's read
- *               waiting on it
+ *               waiting on it; a blocking read behind a barrier after a launch
+ * Blocking host-side commands without wait list or event run on the application's thread
+ * under the same condition (executor.c, submit_inline): the reads above check their order.
  *   threads     4 threads, each its own queue and buffer, 150 launches and reads each
  */
 #include "../platform/common.h"
@@ -311,6 +313,12 @@ static void test_events(void)
     cl_int st = 1;
     CHECK_CL(clGetEventInfo(e1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
     EXPECT(st == CL_COMPLETE, "events: status %d", st);
+    launch(q, kr, n, NULL); /* on the queue; the barrier orders the blocking read after it */
+    host_slow(want, n, 500);
+    CHECK_CL(clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+    memset(got, 0, n * 4);
+    CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("events: blocking read after a barrier", got, want, n);
     clReleaseEvent(e0);
     clReleaseEvent(e1);
     clReleaseEvent(rd);
