@@ -132,6 +132,9 @@ cl_int vast_unwrap_mems(cl_uint n, const cl_mem *mems, struct vast_list *out);
 cl_int vast_unwrap_devices(cl_context context, cl_uint n, const cl_device_id *devices,
                            struct vast_list *out);
 void vast_list_free(struct vast_list *list);
+/* vast_unwrap_events for a real command about to be enqueued on q's real queue: also notes
+ * the events not complete yet (see waited in object.h). */
+cl_int vast_queue_unwrap(cl_command_queue q, cl_uint n, const cl_event *events, struct vast_list *out);
 
 /* Wrap the real event a command returned, when the application asked for one. */
 cl_int vast_event_wrap_out(cl_command_queue queue, cl_event real, cl_event *event);
@@ -150,7 +153,7 @@ cl_device_id vast_device_from_real(cl_device_id real);
         cl_api_##entry fn_ = VAST_REAL((q)->context->backend, (q)->real, entry);                  \
         VAST_RETURN_IF(fn_ == NULL, CL_INVALID_OPERATION, "the real platform has no %s", #entry); \
         struct vast_list waits_;                                                                  \
-        cl_int err_ = vast_unwrap_events((q)->context, (nw), (wl), &waits_);                      \
+        cl_int err_ = vast_queue_unwrap((q), (nw), (wl), &waits_);                                \
         if (err_ != CL_SUCCESS)                                                                   \
             return err_;                                                                          \
         cl_event real_ev_ = NULL;                                                                 \

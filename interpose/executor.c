@@ -107,6 +107,11 @@ struct vast_executor {
                               * first use by the device lane's thread, which alone uses it */
     bool queue2_tried;
     pthread_mutex_t lock;
+    /* Submissions (counting and ordering a command in its queue) and direct launches on the
+     * application's thread (vast_executor_fast_begin) exclude each other; `pending` counts
+     * commands submitted and not complete. */
+    pthread_mutex_t submit;
+    _Atomic size_t pending;
     pthread_rwlock_t exclusive; /* launches: write; host-side commands: read (file comment) */
     pthread_cond_t wake[VAST_LANES + 1];
     struct cmd_list lists[VAST_LANES + 1]; /* ready per lane; done (REAPER) */
@@ -201,6 +206,7 @@ static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
     }
     vast_event_set_status(e, st);
     c->ex->d->clSetUserEventStatus(e->real, CL_COMPLETE); /* never negative: see the file comment */
+    atomic_fetch_sub(&c->ex->pending, 1);
 }
 
 static void *worker_main(void *arg)
@@ -263,6 +269,7 @@ static struct vast_executor *executor_create(cl_device_id dev, cl_int *err)
         return NULL;
     }
     pthread_mutex_init(&ex->lock, NULL);
+    pthread_mutex_init(&ex->submit, NULL);
     pthread_rwlockattr_t attr; /* launches must not starve behind a stream of host commands */
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -360,12 +367,63 @@ static cl_int submit_failed(struct vast_vcmd *c, const struct vast_vcmd_ops *ops
     return err;
 }
 
+/* Waits for every earlier real command of q (kernels put on the application's queue among
+ * them): a marker on an in-order queue, the last barrier on an out-of-order one. */
+static cl_int wait_queue_order(struct vast_executor *ex, cl_command_queue q)
+{
+    cl_event order = NULL;
+    cl_int err = CL_SUCCESS;
+    if (q->in_order)
+        err = ex->d->clEnqueueMarkerWithWaitList(q->real, 0, NULL, &order);
+    else
+        order = vast_queue_last_barrier(q);
+    if (order != NULL) {
+        err = ex->d->clWaitForEvents(1, &order);
+        ex->d->clReleaseEvent(order);
+    }
+    return err;
+}
+
+/*
+ * A blocking host-side command without wait list or event, run on the application's thread
+ * while nothing else of VAST is pending on the device (as launch.c's launch_fast): it waits
+ * for the queue's earlier real commands, then runs its closure as a host-lane thread would
+ * (ex->exclusive for reading), counted in ex->pending meanwhile so that launches taking the
+ * same shortcut wait. Returns false (nothing done) where it does not apply.
+ */
+static bool submit_inline(cl_command_queue q, cl_uint nw, const struct vast_vcmd_ops *ops, void *ctx, bool blocking,
+                          cl_event *event, cl_int *result)
+{
+    if (!blocking || event != NULL || nw != 0 || ops->lane != VAST_LANE_HOST || !vast_queue_waits_done(q))
+        return false;
+    struct vast_executor *ex = vast_executor_fast_begin(q->device);
+    if (ex == NULL)
+        return false;
+    atomic_fetch_add(&ex->pending, 1);
+    vast_executor_fast_end(ex);
+    cl_int st = wait_queue_order(ex, q);
+    if (st == CL_SUCCESS) {
+        pthread_rwlock_rdlock(&ex->exclusive);
+        st = ops->run(ctx, NULL);
+        pthread_rwlock_unlock(&ex->exclusive);
+    }
+    atomic_fetch_sub(&ex->pending, 1);
+    ops->free(ctx);
+    if (st > 0) /* not an OpenCL error code (cmd_run) */
+        st = CL_OUT_OF_RESOURCES;
+    cl_int earlier = vast_queue_take_error(q);
+    *result = st < 0 ? st : earlier != CL_SUCCESS ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+    return true;
+}
+
 cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_list, const struct vast_vcmd_ops *ops,
                         void *ctx, bool blocking, cl_event *event)
 {
     struct vast_list waits; /* checks the wait list; the VAST events are used */
     cl_int err = vast_unwrap_events(q->context, nw, wait_list, &waits);
     vast_list_free(&waits);
+    if (err == CL_SUCCESS && submit_inline(q, nw, ops, ctx, blocking, event, &err))
+        return err;
     struct vast_executor *ex = err == CL_SUCCESS ? executor_get(q->device, &err) : NULL;
     struct vast_vcmd *c = ex != NULL ? calloc(1, sizeof *c) : NULL;
     if (c != NULL && (c->deps = calloc(nw + 1, sizeof *c->deps)) == NULL) {
@@ -377,7 +435,11 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
     c->ex = ex;
     c->ops = ops;
     c->ctx = ctx;
+    pthread_mutex_lock(&ex->submit);
     err = cmd_prepare(c, q, nw, wait_list);
+    if (err == CL_SUCCESS)
+        atomic_fetch_add(&ex->pending, 1); /* cmd_run takes it back once U is complete */
+    pthread_mutex_unlock(&ex->submit);
     if (err != CL_SUCCESS)
         return submit_failed(c, ops, ctx, err);
     cl_event waiter = blocking ? c->event : NULL;
@@ -409,6 +471,45 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
      * pyopencl answers by retrying the read, and the retry would succeed with what the failed
      * command never wrote. clFinish returns the code itself (queue.c). */
     return st < 0 ? st : earlier != CL_SUCCESS ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+struct vast_executor *vast_executor_fast_begin(cl_device_id dev)
+{
+    cl_int err;
+    struct vast_executor *ex = executor_get(dev, &err);
+    if (ex == NULL || atomic_load(&ex->pending) != 0)
+        return NULL;
+    pthread_mutex_lock(&ex->submit);
+    if (atomic_load(&ex->pending) == 0)
+        return ex;
+    pthread_mutex_unlock(&ex->submit);
+    return NULL;
+}
+
+void vast_executor_fast_end(struct vast_executor *ex) { pthread_mutex_unlock(&ex->submit); }
+
+static cl_int run_never(void *ctx, cl_command_queue exec_queue)
+{
+    (void)ctx;
+    (void)exec_queue;
+    return CL_SUCCESS;
+}
+
+void vast_executor_defer(cl_device_id dev, void (*fn)(void *), void *arg)
+{
+    cl_int err;
+    struct vast_executor *ex = executor_get(dev, &err);
+    struct vast_vcmd *c = ex != NULL ? calloc(1, sizeof *c + sizeof(struct vast_vcmd_ops)) : NULL;
+    if (c == NULL) {
+        fn(arg);
+        return;
+    }
+    struct vast_vcmd_ops *ops = (struct vast_vcmd_ops *)(c + 1); /* freed with c */
+    *ops = (struct vast_vcmd_ops){0, VAST_LANE_HOST, run_never, fn};
+    c->ex = ex;
+    c->ops = ops;
+    c->ctx = arg;
+    list_put(ex, REAPER, c); /* cmd_destroy: fn(arg), nothing else (no event, no dependency) */
 }
 
 cl_command_queue vast_executor_queue2(cl_device_id dev)

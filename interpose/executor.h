@@ -46,9 +46,25 @@ cl_int vast_queue_take_error(cl_command_queue queue);
  * that one starts while the other drains (pipeline.c). Only the device lane's thread calls it. */
 cl_command_queue vast_executor_queue2(cl_device_id dev);
 
+/*
+ * Direct launches on the application's thread (launch.c, vast_launch_fast): between
+ * vast_executor_fast_begin, when it returns an executor, and vast_executor_fast_end, no virtual
+ * command of the device is pending (submitted and not complete) and none can be submitted,
+ * so a real command enqueued on the application's queue in between waits for nothing VAST
+ * runs. Returns NULL (and holds nothing) when a command is pending.
+ */
+struct vast_executor;
+struct vast_executor *vast_executor_fast_begin(cl_device_id dev);
+void vast_executor_fast_end(struct vast_executor *ex);
+/* Runs fn(arg) on the executor's reaper thread: releasing VAST objects there, never in a
+ * driver callback (file comment of executor.c). Without memory, runs it in the caller. */
+void vast_executor_defer(cl_device_id dev, void (*fn)(void *), void *arg);
 /* kernel.c: a captured launch (launch.h) as a command of the device lane. */
 extern const struct vast_vcmd_ops vast_launch_ops;
 
+/* queue.c: whether every event that real commands of the queue wait for (vast_queue_unwrap)
+ * has completed, so that a kernel put on the queue waits for nothing VAST runs. */
+bool vast_queue_waits_done(cl_command_queue queue);
 /* queue.c: the real event of the last barrier of an out-of-order queue, retained, or NULL. */
 cl_event vast_queue_last_barrier(cl_command_queue queue);
 

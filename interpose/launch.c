@@ -15,6 +15,7 @@
 #include "api.h"
 #include "check.h"
 #include "devops_opencl.h"
+#include "executor.h"
 #include "pagecache.h"
 #include "platform.h"
 #include "stats.h"
@@ -298,15 +299,25 @@ struct bound_arg {
     size_t first, count;
     struct vast_frame_loc *locs;
     bool pinned;
-    bool written; /* the kernel may store to it (never judged by the memory flags) */
+    bool transient; /* pinned with VAST_PC_TRANSIENT (launch_fast) */
+    bool written;   /* the kernel may store to it (never judged by the memory flags) */
 };
+
+static void mark_written(struct bound_arg *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i].pinned && b[i].written)
+            pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
+}
 
 static void unbind(struct bound_arg *b, size_t n, bool dirty)
 {
+    if (dirty)
+        mark_written(b, n);
     for (size_t i = 0; i < n; i++) {
-        if (b[i].pinned && dirty && b[i].written)
-            pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
-        if (b[i].pinned)
+        if (b[i].pinned && b[i].transient)
+            pagecache_unpin_transient(b[i].m->pc, b[i].first, b[i].count);
+        else if (b[i].pinned)
             pagecache_unpin_range(b[i].m->pc, b[i].first, b[i].count);
         free(b[i].locs);
     }
@@ -322,13 +333,19 @@ static bool contiguous(const struct vast_pool *pool, const struct bound_arg *a)
 }
 
 /* How bind_all places pages: where make_resident puts them, or each buffer as one run of
- * frames (pagecache_make_contiguous: the cheapest window, or packed from the pool's start). */
-enum bind_place { BIND_ANYWHERE, BIND_RUN, BIND_RUN_PACKED };
+ * frames (pagecache_make_contiguous: the cheapest window, or packed from the pool's start);
+ * BIND_RESIDENT: only where they are, all resident already, pinned for a kernel on the
+ * application's queue (launch_fast). */
+enum bind_place { BIND_ANYWHERE, BIND_RUN, BIND_RUN_PACKED, BIND_RESIDENT };
 
 static int pin_arg(struct bound_arg *a, enum bind_place place)
 {
     if (place == BIND_ANYWHERE)
         return pagecache_make_resident(a->m->pc, a->first, a->count, VAST_PC_PIN, a->locs);
+    a->transient = place == BIND_RESIDENT;
+    if (place == BIND_RESIDENT)
+        return pagecache_make_resident(a->m->pc, a->first, a->count,
+                                       VAST_PC_PIN | VAST_PC_RESIDENT_ONLY | VAST_PC_TRANSIENT, a->locs);
     return pagecache_make_contiguous(a->m->pc, a->first, a->count,
                                      VAST_PC_PIN | (place == BIND_RUN_PACKED ? VAST_PC_PACK : 0), a->locs);
 }
@@ -360,7 +377,7 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
         a->locs = malloc(a->count * sizeof *a->locs);
         VAST_RETURN_IF(a->locs == NULL, CL_OUT_OF_HOST_MEMORY, "page locations");
     }
-    if (place != BIND_ANYWHERE)
+    if (place == BIND_RUN || place == BIND_RUN_PACKED)
         qsort(b, *n, sizeof *b, larger_first);
     for (size_t i = 0; i < *n; i++) {
         struct bound_arg *a = &b[i];
@@ -394,9 +411,10 @@ static cl_int set_other_args(struct vast_launch_cmd *cmd, cl_kernel kr)
     return err;
 }
 
-/* The application's own kernel on real sub-buffers of the pool's chunks. */
-static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
-                         struct bound_arg *b, size_t n, struct vast_launch_counters *c)
+/* The application's own kernel on real sub-buffers of the pool's chunks, enqueued on rq;
+ * *kev receives its real event. */
+static cl_int enqueue_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                             const struct bound_arg *b, size_t n, cl_event *kev)
 {
     const struct _cl_icd_dispatch *d = cmd->queue->context->backend->dispatch;
     cl_kernel kr = vast_variant_take(cmd->kernel, VAST_VARIANT_ORIGINAL, cmd->queue->device);
@@ -410,11 +428,26 @@ static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
             err = d->clSetKernelArg(kr, b[i].index, sizeof(cl_mem), &views[i]);
     }
     const struct launch_shape *sh = &cmd->sh;
-    uint64_t t0 = vast_now_ns();
-    cl_event kev = NULL;
     if (err == CL_SUCCESS)
         err = d->clEnqueueNDRangeKernel(rq, kr, sh->dims, sh->offset, sh->global, sh->local_given ? sh->local : NULL,
-                                        0, NULL, &kev);
+                                        0, NULL, kev);
+    for (size_t i = 0; i < n; i++) /* the enqueued kernel keeps what it uses */
+        if (views != NULL && views[i] != NULL)
+            d->clReleaseMemObject(views[i]);
+    free(views);
+    if (kr != NULL)
+        vast_variant_give(cmd->kernel, VAST_VARIANT_ORIGINAL, kr);
+    return err;
+}
+
+/* Direct mode on the executor: the kernel on its queue rq, waited for. */
+static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                         struct bound_arg *b, size_t n, struct vast_launch_counters *c)
+{
+    const struct _cl_icd_dispatch *d = cmd->queue->context->backend->dispatch;
+    uint64_t t0 = vast_now_ns();
+    cl_event kev = NULL;
+    cl_int err = enqueue_direct(cmd, rq, pool, b, n, &kev);
     if (err == CL_SUCCESS)
         err = d->clFinish(rq);
     uint64_t t1 = vast_now_ns(), k0 = t0, k1 = t1; /* device time where the queue profiles (the executor's does) */
@@ -424,11 +457,6 @@ static cl_int run_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struc
     }
     c->kernel_ns += k1 - k0;
     vast_trace_span(VAST_TRACK_KERNEL, cmd->kernel->name, t0, t1, "direct");
-    for (size_t i = 0; i < n; i++)
-        if (views != NULL && views[i] != NULL)
-            d->clReleaseMemObject(views[i]);
-    free(views);
-    vast_variant_give(cmd->kernel, VAST_VARIANT_ORIGINAL, kr);
     return err;
 }
 
@@ -773,6 +801,115 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
     return err;
 }
 
+/* ---- direct launches on the application's thread ---- */
+
+/* A kernel launch_fast put on the application's queue, until it ends. */
+struct fast_launch {
+    struct vast_launch_cmd *cmd;
+    struct bound_arg *b;
+    size_t n;
+};
+
+static void fast_free(void *arg)
+{
+    struct fast_launch *f = arg;
+    vast_launch_cmd_free(f->cmd);
+    free(f);
+}
+
+/* The real driver's callback: the kernel ended (or failed), its pages may move again. */
+static void CL_CALLBACK fast_done(cl_event ev, cl_int status, void *arg)
+{
+    (void)ev;
+    (void)status;
+    struct fast_launch *f = arg;
+    unbind(f->b, f->n, false);
+    vast_executor_defer(f->cmd->queue->device, fast_free, f); /* releases objects: not here */
+}
+
+/* Whether a launch may skip the executor: no wait list, direct mode (not forced paged, no
+ * SVM argument), every buffer argument on the queue's device and all of them within the
+ * budget. */
+static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool)
+{
+    if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args ||
+        !vast_queue_waits_done(cmd->queue))
+        return false;
+    size_t total = 0;
+    for (cl_uint i = 0; i < cmd->num_args; i++) {
+        cl_mem m = cmd->args[i].vbuf;
+        size_t first, count;
+        if (m == NULL)
+            continue;
+        if (m->home != cmd->queue->device || vast_vbuf_pages(m, 0, m->size, &first, &count) != 0)
+            return false;
+        total += count;
+    }
+    return total <= pool->nframes;
+}
+
+/*
+ * Direct mode without the executor, for the common case of a kernel run again on buffers that
+ * are resident already: the application's own kernel goes straight onto its queue's real
+ * queue, on real sub-buffers of the pool, as a driver would run it. Taken only while no
+ * virtual command of the device is pending (vast_executor_fast_begin) and every event that
+ * real commands of the queue wait for has completed (vast_queue_waits_done: a marker waiting
+ * for a user event would hold the kernel back), so the real kernel waits for nothing VAST runs
+ * and its pages, pinned until the driver reports its end (fast_done), never hold up a command
+ * it waits for; commands short of frames meanwhile wait for those pins (VAST_PC_TRANSIENT). Later commands order after it as after any real command
+ * of the queue (executor.c). Written pages are dirty from the enqueue on. Returns false
+ * (nothing done) where it does not apply; else *err is the enqueue's result.
+ */
+static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_event *event, cl_int *err)
+{
+    cl_command_queue q = cmd->queue;
+    struct vast_pool *pool = vast_device_pool(q->device, err);
+    if (pool == NULL || !fast_candidate(cmd, num_events, pool))
+        return false;
+    struct vast_executor *ex = vast_executor_fast_begin(q->device);
+    if (ex == NULL)
+        return false;
+    struct fast_launch *f = calloc(1, sizeof *f);
+    struct bound_arg *b = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *b);
+    size_t n = 0;
+    bool contiguous = false;
+    if (f == NULL || b == NULL || bind_all(cmd, pool, b, &n, &contiguous, BIND_RESIDENT) != CL_SUCCESS ||
+        !contiguous) {
+        vast_executor_fast_end(ex);
+        if (b != NULL)
+            unbind(b, n, false);
+        free(f);
+        return false;
+    }
+    uint64_t t0 = vast_now_ns();
+    cl_event kev = NULL;
+    const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
+    *err = enqueue_direct(cmd, q->real, pool, b, n, &kev);
+    if (*err == CL_SUCCESS)
+        mark_written(b, n);
+    vast_executor_fast_end(ex);
+    *f = (struct fast_launch){cmd, b, n};
+    if (*err != CL_SUCCESS) {
+        unbind(b, n, false);
+        f->b = NULL;
+        fast_free(f);
+        return true;
+    }
+    struct vast_launch_counters c = {.on_queue = 1, .total_ns = vast_now_ns() - t0};
+    vast_stats_launch(cmd->kernel->name, VAST_MODE_DIRECT, &c);
+    if (event != NULL) {
+        d->clRetainEvent(kev); /* the VAST event's reference */
+        *err = vast_event_wrap_out(q, kev, event);
+    }
+    /* From here on f (and cmd) belong to fast_done, which may run at once. */
+    if (d->clSetEventCallback(kev, CL_COMPLETE, fast_done, f) != CL_SUCCESS) {
+        d->clWaitForEvents(1, &kev); /* no callback: the pins go back once it ended */
+        fast_done(kev, CL_COMPLETE, f);
+    }
+    d->clReleaseEvent(kev);
+    return true;
+}
+
 cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t *offset,
                            const size_t *global, const size_t *local, cl_uint num_events, const cl_event *wait_list,
                            cl_event *event)
@@ -785,6 +922,8 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
         vast_launch_cmd_free(cmd);
         return err;
     }
+    if (launch_fast(cmd, num_events, event, &err))
+        return err;
     /* The executor's device lane runs it (vast_launch_execute on its own real queue). */
     return vast_vcmd_submit(q, num_events, wait_list, &vast_launch_ops, cmd, false, event);
 }

@@ -22,7 +22,7 @@ void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event re
     do {                                                                                          \
         VAST_REAL_OR_NULL((q)->context->backend, (q)->real, entry, errcode_ret);                  \
         struct vast_list waits_;                                                                  \
-        cl_int err_ = vast_unwrap_events((q)->context, (nw), (wl), &waits_);                      \
+        cl_int err_ = vast_queue_unwrap((q), (nw), (wl), &waits_);                                \
         VAST_RETURN_NULL_IF(err_ != CL_SUCCESS, err_, errcode_ret, "wait list");                  \
         cl_event real_ev_ = NULL;                                                                 \
         void *ptr_ = fn_((q)->real, __VA_ARGS__, (nw), (nw) ? (const cl_event *)waits_.items : NULL, \

@@ -112,6 +112,11 @@ struct _cl_command_queue {
     _Atomic uint64_t submitted; /* virtual commands submitted, and freed by the executor: */
     uint64_t reaped;            /* clFinish waits for the ones before it (obj.lock, reaped_cond) */
     pthread_cond_t reaped_cond;
+    /* Real events that real commands of the queue wait for and that had not completed when
+     * those commands were enqueued (obj.lock; queue.c, vast_queue_unwrap): while one has not,
+     * a kernel put on the queue could wait for a command VAST runs (launch.c, launch_fast). */
+    cl_event *waited;
+    size_t nwaited, capwaited;
 };
 
 struct vast_map;

@@ -14,6 +14,9 @@
 static void queue_destroy(struct vast_object *obj)
 {
     cl_command_queue q = (cl_command_queue)obj;
+    for (size_t i = 0; i < q->nwaited; i++)
+        q->context->backend->dispatch->clReleaseEvent(q->waited[i]);
+    free(q->waited);
     if (q->barrier != NULL)
         q->context->backend->dispatch->clReleaseEvent(q->barrier);
     if (q->real != NULL)
@@ -148,13 +151,74 @@ cl_int vast_clFinish(cl_command_queue command_queue)
     return err != CL_SUCCESS ? err : failed;
 }
 
+static bool event_complete(const struct _cl_icd_dispatch *d, cl_event real)
+{
+    cl_int st = CL_QUEUED;
+    return d->clGetEventInfo(real, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS &&
+           st <= CL_COMPLETE; /* complete, or ended in an error */
+}
+
+/* Lock held: drops the noted events that have completed. */
+static void prune_waited(cl_command_queue q)
+{
+    const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
+    size_t kept = 0;
+    for (size_t i = 0; i < q->nwaited; i++)
+        if (event_complete(d, q->waited[i]))
+            d->clReleaseEvent(q->waited[i]);
+        else
+            q->waited[kept++] = q->waited[i];
+    q->nwaited = kept;
+}
+
+cl_int vast_queue_unwrap(cl_command_queue q, cl_uint n, const cl_event *events, struct vast_list *out)
+{
+    cl_int err = vast_unwrap_events(q->context, n, events, out);
+    const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < n; i++) {
+        cl_event real = out->items[i];
+        if (event_complete(d, real))
+            continue;
+        pthread_mutex_lock(&q->obj.lock);
+        prune_waited(q);
+        if (q->nwaited == q->capwaited) {
+            size_t cap = q->capwaited ? 2 * q->capwaited : 8;
+            cl_event *grown = realloc(q->waited, cap * sizeof *grown);
+            if (grown != NULL) {
+                q->waited = grown;
+                q->capwaited = cap;
+            }
+        }
+        bool noted = q->nwaited < q->capwaited;
+        if (noted) {
+            d->clRetainEvent(real);
+            q->waited[q->nwaited++] = real;
+        }
+        pthread_mutex_unlock(&q->obj.lock);
+        if (!noted) {
+            vast_list_free(out);
+            VAST_FAIL(CL_OUT_OF_HOST_MEMORY, "wait list");
+        }
+    }
+    return err;
+}
+
+bool vast_queue_waits_done(cl_command_queue q)
+{
+    pthread_mutex_lock(&q->obj.lock);
+    prune_waited(q);
+    bool done = q->nwaited == 0;
+    pthread_mutex_unlock(&q->obj.lock);
+    return done;
+}
+
 /* Markers and barriers: commands made of a wait list alone (both entries share one type). */
 static cl_int enqueue_wait_list_only(cl_command_queue q, cl_api_clEnqueueMarkerWithWaitList fn, const char *what,
                                      cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no %s", what);
     struct vast_list waits;
-    cl_int err = vast_unwrap_events(q->context, num_events, wait_list, &waits);
+    cl_int err = vast_queue_unwrap(q, num_events, wait_list, &waits);
     if (err != CL_SUCCESS)
         return err;
     cl_event real_ev = NULL;
@@ -190,7 +254,7 @@ static cl_int enqueue_ooo_barrier(cl_command_queue q, cl_api_clEnqueueBarrierWit
 {
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clEnqueueBarrierWithWaitList");
     struct vast_list waits;
-    cl_int err = vast_unwrap_events(q->context, num_events, wait_list, &waits);
+    cl_int err = vast_queue_unwrap(q, num_events, wait_list, &waits);
     if (err != CL_SUCCESS)
         return err;
     const struct _cl_icd_dispatch *d = q->context->backend->dispatch;

@@ -313,7 +313,6 @@ static void cc_fill_locs(const struct cc_call *c, struct vast_frame_loc *locs)
  * are waited for (they come back without anything this call holds) before giving up. */
 static int cc_prepare(struct cc_call *c, unsigned flags)
 {
-    struct vast_pool *pool = c->root->pool;
     for (;;) {
         pc_wait_range_idle(c->root, c->first, c->count);
         int rc = cc_choose_window(c, (flags & VAST_PC_PACK) != 0);
@@ -321,12 +320,8 @@ static int cc_prepare(struct cc_call *c, unsigned flags)
             cc_claim(c, flags);
             return VAST_PC_OK;
         }
-        int busy = 0;
-        for (size_t f = 0; f < pool->nframes && !busy; f++)
-            busy = (pc_state(pool, (uint32_t)f) & VAST_FS_IO) != 0;
-        if (rc != VAST_PC_ERR_NO_FRAMES || !busy)
+        if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(c->root->pool))
             return rc;
-        pthread_cond_wait(&pool->io_done, &pool->lock);
     }
 }
 

@@ -22,6 +22,7 @@ enum vast_pc_status {
     VAST_PC_ERR_TRANSFER = -5,    /* the device reported a failed transfer */
     VAST_PC_ERR_PINNED = -6,      /* the range holds pages pinned by a command in flight */
     VAST_PC_ERR_UNSUPPORTED = -7, /* the backend lacks this optional operation */
+    VAST_PC_ERR_NOT_RESIDENT = -8, /* VAST_PC_RESIDENT_ONLY: a page of the range is not resident */
 };
 
 const char *pagecache_status_string(int status);

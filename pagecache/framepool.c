@@ -17,6 +17,7 @@ const char *pagecache_status_string(int status)
     case VAST_PC_ERR_TRANSFER: return "device transfer failed";
     case VAST_PC_ERR_PINNED: return "range holds pages pinned by a command in flight";
     case VAST_PC_ERR_UNSUPPORTED: return "operation not supported by the device backend";
+    case VAST_PC_ERR_NOT_RESIDENT: return "a page of the range is not resident";
     default: return "unknown status";
     }
 }

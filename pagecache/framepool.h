@@ -83,6 +83,7 @@ struct vast_pool {
     pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
     size_t clock_hand, free_hint, free_count;
+    size_t transient_pins;   /* pins of VAST_PC_TRANSIENT calls not yet given back */
     struct vast_pc_buffer *roots; /* root buffers on this pool (pool lock; pagecache_check) */
     /* Duplex window in pages; 0: simplex (also when ops lack read_unordered). */
     _Atomic size_t duplex_pages;

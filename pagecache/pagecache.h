@@ -66,8 +66,18 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
  * and with VAST_PC_PACK again, after unpinning, where one found no window. */
 int pagecache_make_contiguous(struct vast_pc_buffer *buf, size_t first, size_t count,
                               unsigned flags, struct vast_frame_loc *locs);
+/* make_resident: pin the range only if every page is resident already (no transfer, no
+ * eviction); else VAST_PC_ERR_NOT_RESIDENT and nothing pinned. */
+#define VAST_PC_RESIDENT_ONLY 4u
+/* make_resident with VAST_PC_PIN: the pins belong to a kernel already on the device that
+ * ends without anything else of VAST (a direct launch on the application's queue, waiting
+ * for no command VAST runs); they are given back with pagecache_unpin_transient. Calls short
+ * of frames wait for them as for transfers in flight. */
+#define VAST_PC_TRANSIENT 8u
 /* Drops one pin per page (pages must be pinned). Lock-free. */
 void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t count);
+/* pagecache_unpin_range of pins taken with VAST_PC_TRANSIENT; wakes calls waiting for frames. */
+void pagecache_unpin_transient(struct vast_pc_buffer *buf, size_t first, size_t count);
 /* A command wrote these pinned pages on the device: they are dirty (newer than the host). */
 int pagecache_mark_dirty(struct vast_pc_buffer *buf, size_t first, size_t count);
 

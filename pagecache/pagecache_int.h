@@ -77,6 +77,11 @@ void pc_for_each_resident(struct vast_pc_buffer *root, size_t first, size_t coun
 /* Sleeps on io_done until no page of the range has a transfer in flight and no host write
  * in progress overlaps it. */
 void pc_wait_range_idle(struct vast_pc_buffer *root, size_t first, size_t count);
+/* Lock held, after a call found too few frames and gave back all it took: waits for frames
+ * that come back without anything the caller holds (transfers in flight; pins of
+ * VAST_PC_TRANSIENT calls, whose kernels need nothing of the page cache to end) and returns
+ * 1, or returns 0 when none is coming. */
+int pc_wait_frames_back(struct vast_pool *pool);
 /* The argument check of a request for root pages [first, first+count) of buf, all resident
  * at once: VAST_PC_ERR_INVALID past the end, VAST_PC_ERR_NO_FRAMES when more than the pool (or,
  * one_chunk, one chunk) can hold, else VAST_PC_OK (count 0 included). */

@@ -592,6 +592,14 @@ static int io_in_flight(struct vast_pool *pool)
     return 0;
 }
 
+int pc_wait_frames_back(struct vast_pool *pool)
+{
+    if (!io_in_flight(pool) && pool->transient_pins == 0)
+        return 0;
+    pthread_cond_wait(&pool->io_done, &pool->lock);
+    return 1;
+}
+
 static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
 {
     for (size_t i = 0; i < c->count; i++) {
@@ -628,17 +636,19 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
         for (;;) {
             pc_wait_range_idle(c.root, first, count);
             mr_pin_resident(&c);
-            rc = mr_grant_missing(&c);
+            rc = c.hits < count && (flags & VAST_PC_RESIDENT_ONLY) ? VAST_PC_ERR_NOT_RESIDENT
+                                                                   : mr_grant_missing(&c);
             if (rc == VAST_PC_OK)
                 break;
             mr_undo(&c);
-            if (rc != VAST_PC_ERR_NO_FRAMES || !io_in_flight(pool))
-                break;
-            /* Frames that other calls are loading, writing back or flushing come back when
-             * their transfers end, which needs nothing this call holds (it holds nothing now). */
+            /* Frames that other calls are loading, writing back, flushing or running kernels
+             * on come back without anything this call holds (it holds nothing now). */
             c.ngrants = c.hits = 0;
-            pthread_cond_wait(&pool->io_done, &pool->lock);
+            if (rc != VAST_PC_ERR_NO_FRAMES || !pc_wait_frames_back(pool))
+                break;
         }
+        if (rc == VAST_PC_OK && (flags & VAST_PC_TRANSIENT))
+            pool->transient_pins += count;
         pthread_mutex_unlock(&pool->lock);
     }
     if (rc == VAST_PC_OK) {
@@ -675,6 +685,17 @@ void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t coun
         assert(VAST_FS_PINS(s) > 0 && "unpin of a page that is not pinned");
         (void)s;
     }
+}
+
+void pagecache_unpin_transient(struct vast_pc_buffer *buf, size_t first, size_t count)
+{
+    struct vast_pool *pool = buf->pool;
+    pagecache_unpin_range(buf, first, count);
+    pthread_mutex_lock(&pool->lock);
+    assert(pool->transient_pins >= count && "more transient pins given back than taken");
+    pool->transient_pins -= count;
+    pthread_cond_broadcast(&pool->io_done);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 int pagecache_mark_dirty(struct vast_pc_buffer *buf, size_t first, size_t count)

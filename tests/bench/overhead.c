@@ -92,9 +92,20 @@ int main(int argc, char **argv)
     }
     CHECK(clFinish(q));
     double launch_us = (now() - t0) / launches * 1e6;
+    char bytes[4096];
+    long copies = 20000 * scale;
+    t0 = now();
+    for (long i = 0; i < copies; i++)
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof bytes, bytes, 0, NULL, NULL));
+    double write_us = (now() - t0) / copies * 1e6;
+    t0 = now();
+    for (long i = 0; i < copies; i++)
+        CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof bytes, bytes, 0, NULL, NULL));
+    double read_us = (now() - t0) / copies * 1e6;
     printf("clGetDeviceInfo_ns %.1f\nclSetKernelArg_buffer_ns %.1f\nclSetKernelArg_int_ns %.1f\n"
-           "clEnqueueNDRangeKernel_empty_us %.2f\n",
-           info_ns, arg_mem_ns, arg_int_ns, launch_us);
+           "clEnqueueNDRangeKernel_empty_us %.2f\nclEnqueueReadBuffer_4K_blocking_us %.2f\n"
+           "clEnqueueWriteBuffer_4K_blocking_us %.2f\n",
+           info_ns, arg_mem_ns, arg_int_ns, launch_us, read_us, write_us);
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(prog);

@@ -1,0 +1,384 @@
+/*
+ * test_fast: direct launches that skip VAST's executor (interpose/launch.c, launch_fast): a
+ * kernel whose buffers are resident already goes straight onto the application's real queue.
+ * Through VAST on PoCL with a 1 MiB budget of 4 KiB pages (set by CTest, with VAST_STATS=1:
+ * CTest also requires some launches to be counted on_queue). Every result is checked against
+ * the host's own computation.
+ *
+ *   repeat      one buffer (odd size), 60 launches, reads in between: the launches after the
+ *               first run on the queue
+ *   ordered     a launch, then at once a non-blocking read and a write on the same in-order
+ *               queue, a launch (which waits behind them), a map: each sees the one before
+ *   contention  a long kernel holds its buffer's frames (0.6 MiB) while another queue
+ *               launches over a second 0.6 MiB buffer, which needs those frames: it waits
+ *               for them, then runs; both results exact
+ *   user_event  a launch behind a marker waiting for a user event, then another queue's launch
+ *               needing its frames and that queue's clFinish, before the event is set
+ *   release     the buffer and kernel released right after a launch, before it ends
+ *   events      a launch's event: its status, a wait on it, an out-of-order queue's read
+ *               waiting on it; a blocking read behind a barrier after a launch
+ * Blocking host-side commands without wait list or event run on the application's thread
+ * under the same condition (executor.c, submit_inline): the reads above check their order.
+ *   threads     4 threads, each its own queue and buffer, 150 launches and reads each
+ */
+#include "../platform/common.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *source =
+    "__kernel void bump(__global uint *a, uint k) {\n"
+    "    size_t i = get_global_id(0);\n"
+    "    a[i] = a[i] * 3u + k + (uint)i;\n"
+    "}\n"
+    "__kernel void slow(__global uint *a, uint rounds) {\n"
+    "    size_t i = get_global_id(0);\n"
+    "    uint x = a[i];\n"
+    "    for (uint r = 0; r < rounds; r++)\n"
+    "        x = x * 1664525u + 1013904223u;\n"
+    "    a[i] = x;\n"
+    "}\n";
+
+static cl_device_id device;
+static cl_context ctx;
+static cl_program program;
+static int failures;
+
+#define EXPECT(cond, ...)                                                                         \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                                  \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fputc('\n', stderr);                                                                  \
+            __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                                   \
+        }                                                                                         \
+    } while (0)
+
+static uint32_t seed_word(size_t i, uint32_t seed) { return (uint32_t)(i * 2654435761u) ^ seed; }
+
+static void host_bump(uint32_t *a, size_t n, uint32_t k)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = a[i] * 3u + k + (uint32_t)i;
+}
+
+static void host_slow(uint32_t *a, size_t n, uint32_t rounds)
+{
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t r = 0; r < rounds; r++)
+            a[i] = a[i] * 1664525u + 1013904223u;
+}
+
+static cl_mem make_buffer(const uint32_t *init, size_t n)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, (void *)init, &err);
+    CHECK_CL(err);
+    return m;
+}
+
+static cl_kernel kernel(const char *name, cl_mem m, uint32_t k)
+{
+    cl_int err;
+    cl_kernel kr = clCreateKernel(program, name, &err);
+    CHECK_CL(err);
+    CHECK_CL(clSetKernelArg(kr, 0, sizeof m, &m));
+    CHECK_CL(clSetKernelArg(kr, 1, sizeof k, &k));
+    return kr;
+}
+
+static void launch(cl_command_queue q, cl_kernel kr, size_t n, cl_event *ev)
+{
+    CHECK_CL(clEnqueueNDRangeKernel(q, kr, 1, NULL, &n, NULL, 0, NULL, ev));
+}
+
+static void compare(const char *what, const uint32_t *got, const uint32_t *want, size_t n)
+{
+    size_t bad = 0, first = n;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i] && bad++ == 0)
+            first = i;
+    EXPECT(bad == 0, "%s: %zu of %zu words differ, first at %zu (%u, want %u)", what, bad, n, first,
+           first < n ? got[first] : 0, first < n ? want[first] : 0);
+}
+
+static cl_command_queue queue(cl_command_queue_properties props)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(ctx, device, props, &err);
+    CHECK_CL(err);
+    return q;
+}
+
+static void test_repeat(void)
+{
+    const size_t n = 60001; /* 234 KiB: not a page multiple */
+    uint32_t *want = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        want[i] = seed_word(i, 11);
+    cl_mem m = make_buffer(want, n);
+    cl_command_queue q = queue(0);
+    cl_kernel kr = kernel("bump", m, 0);
+    for (uint32_t round = 0; round < 60; round++) {
+        CHECK_CL(clSetKernelArg(kr, 1, sizeof round, &round));
+        launch(q, kr, n, NULL);
+        host_bump(want, n, round);
+        if (round % 20 == 19) {
+            memset(got, 0xa5, n * 4);
+            CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+            compare("repeat", got, want, n);
+        }
+    }
+    CHECK_CL(clFinish(q));
+    clReleaseKernel(kr);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    free(want);
+    free(got);
+}
+
+static void test_ordered(void)
+{
+    const size_t n = 50021;
+    uint32_t *want = malloc(n * 4), *got = malloc(n * 4), *patch = malloc(4001 * 4);
+    for (size_t i = 0; i < n; i++)
+        want[i] = seed_word(i, 12);
+    cl_mem m = make_buffer(want, n);
+    cl_command_queue q = queue(0);
+    cl_kernel kr = kernel("bump", m, 5);
+    launch(q, kr, n, NULL); /* through the executor: its pages become resident */
+    host_bump(want, n, 5);
+    CHECK_CL(clFinish(q));
+    launch(q, kr, n, NULL); /* on the queue */
+    host_bump(want, n, 5);
+    memset(got, 0x5a, n * 4);
+    cl_event read;
+    CHECK_CL(clEnqueueReadBuffer(q, m, CL_FALSE, 0, n * 4, got, 0, NULL, &read));
+    for (size_t i = 0; i < 4001; i++)
+        patch[i] = seed_word(i, 99);
+    CHECK_CL(clEnqueueWriteBuffer(q, m, CL_FALSE, 4 * 1234, 4001 * 4, patch, 0, NULL, NULL));
+    launch(q, kr, n, NULL); /* waits behind the read and the write */
+    CHECK_CL(clWaitForEvents(1, &read));
+    compare("ordered: read after a launch", got, want, n);
+    memcpy(want + 1234, patch, 4001 * 4);
+    host_bump(want, n, 5);
+    cl_int err;
+    uint32_t *p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, n * 4, 0, NULL, NULL, &err);
+    CHECK_CL(err);
+    compare("ordered: map after write and launch", p, want, n);
+    CHECK_CL(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    CHECK_CL(clFinish(q));
+    clReleaseEvent(read);
+    clReleaseKernel(kr);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    free(want);
+    free(got);
+    free(patch);
+}
+
+static void test_contention(void)
+{
+    const size_t n = 160001; /* 625 KiB each: two do not fit the 1 MiB budget */
+    const uint32_t rounds = 1000;
+    uint32_t *wa = malloc(n * 4), *wb = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        wa[i] = seed_word(i, 21);
+        wb[i] = seed_word(i, 22);
+    }
+    cl_mem a = make_buffer(wa, n), b = make_buffer(wb, n);
+    cl_command_queue qa = queue(0), qb = queue(0);
+    cl_kernel ka = kernel("slow", a, 1), kb = kernel("bump", b, 7);
+    launch(qa, ka, n, NULL); /* a becomes resident */
+    host_slow(wa, n, 1);
+    CHECK_CL(clFinish(qa));
+    CHECK_CL(clSetKernelArg(ka, 1, sizeof rounds, &rounds));
+    cl_event ea;
+    launch(qa, ka, n, &ea); /* on the queue, a's frames held until it ends */
+    launch(qb, kb, n, NULL); /* needs a's frames */
+    host_slow(wa, n, rounds);
+    host_bump(wb, n, 7);
+    CHECK_CL(clFinish(qb));
+    CHECK_CL(clWaitForEvents(1, &ea));
+    cl_int st = 1;
+    CHECK_CL(clGetEventInfo(ea, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    EXPECT(st == CL_COMPLETE, "contention: the long kernel's status is %d", st);
+    CHECK_CL(clEnqueueReadBuffer(qb, b, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("contention: the waiting launch", got, wb, n);
+    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("contention: the long kernel", got, wa, n);
+    clReleaseEvent(ea);
+    clReleaseKernel(ka);
+    clReleaseKernel(kb);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(qa);
+    clReleaseCommandQueue(qb);
+    free(wa);
+    free(wb);
+    free(got);
+}
+
+/* A kernel behind a marker that waits for a user event must not hold frames that another
+ * queue's launch needs, or that launch (and the clFinish before the event is set) would
+ * never end. */
+static void test_user_event(void)
+{
+    const size_t n = 160001;
+    uint32_t *wa = malloc(n * 4), *wb = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        wa[i] = seed_word(i, 61);
+        wb[i] = seed_word(i, 62);
+    }
+    cl_mem a = make_buffer(wa, n), b = make_buffer(wb, n);
+    cl_command_queue qa = queue(0), qb = queue(0);
+    cl_kernel ka = kernel("bump", a, 3), kb = kernel("bump", b, 4);
+    launch(qa, ka, n, NULL); /* a becomes resident */
+    host_bump(wa, n, 3);
+    CHECK_CL(clFinish(qa));
+    cl_int err;
+    cl_event ue = clCreateUserEvent(ctx, &err);
+    CHECK_CL(err);
+    CHECK_CL(clEnqueueMarkerWithWaitList(qa, 1, &ue, NULL));
+    launch(qa, ka, n, NULL); /* waits for the user event */
+    host_bump(wa, n, 3);
+    launch(qb, kb, n, NULL); /* needs a's frames */
+    host_bump(wb, n, 4);
+    CHECK_CL(clFinish(qb));
+    CHECK_CL(clEnqueueReadBuffer(qb, b, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("user event: the other queue's launch", got, wb, n);
+    CHECK_CL(clSetUserEventStatus(ue, CL_COMPLETE));
+    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("user event: the waiting launch", got, wa, n);
+    launch(qa, ka, n, NULL); /* the marker has completed: on the queue again */
+    host_bump(wa, n, 3);
+    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("user event: after it", got, wa, n);
+    clReleaseEvent(ue);
+    clReleaseKernel(ka);
+    clReleaseKernel(kb);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(qa);
+    clReleaseCommandQueue(qb);
+    free(wa);
+    free(wb);
+    free(got);
+}
+
+static void test_release(void)
+{
+    const size_t n = 40009;
+    uint32_t *init = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        init[i] = seed_word(i, 31);
+    cl_command_queue q = queue(0);
+    for (int round = 0; round < 20; round++) {
+        cl_mem m = make_buffer(init, n);
+        cl_kernel kr = kernel("slow", m, 200);
+        launch(q, kr, n, NULL);
+        CHECK_CL(clFinish(q)); /* resident now */
+        launch(q, kr, n, NULL);
+        clReleaseKernel(kr);
+        clReleaseMemObject(m); /* while its launch may still run */
+    }
+    CHECK_CL(clFinish(q));
+    clReleaseCommandQueue(q);
+    free(init);
+}
+
+static void test_events(void)
+{
+    const size_t n = 30011;
+    uint32_t *want = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        want[i] = seed_word(i, 41);
+    cl_mem m = make_buffer(want, n);
+    cl_command_queue q = queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_kernel kr = kernel("slow", m, 500);
+    cl_event e0, e1, rd;
+    launch(q, kr, n, &e0);
+    host_slow(want, n, 500);
+    CHECK_CL(clWaitForEvents(1, &e0));
+    launch(q, kr, n, &e1); /* on the queue: its event is the real kernel's */
+    host_slow(want, n, 500);
+    cl_command_type type = 0;
+    CHECK_CL(clGetEventInfo(e1, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
+    EXPECT(type == CL_COMMAND_NDRANGE_KERNEL, "events: command type 0x%x", (unsigned)type);
+    memset(got, 0, n * 4);
+    CHECK_CL(clEnqueueReadBuffer(q, m, CL_FALSE, 0, n * 4, got, 1, &e1, &rd));
+    CHECK_CL(clWaitForEvents(1, &rd));
+    compare("events: read waiting on the launch", got, want, n);
+    cl_int st = 1;
+    CHECK_CL(clGetEventInfo(e1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    EXPECT(st == CL_COMPLETE, "events: status %d", st);
+    launch(q, kr, n, NULL); /* on the queue; the barrier orders the blocking read after it */
+    host_slow(want, n, 500);
+    CHECK_CL(clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+    memset(got, 0, n * 4);
+    CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("events: blocking read after a barrier", got, want, n);
+    clReleaseEvent(e0);
+    clReleaseEvent(e1);
+    clReleaseEvent(rd);
+    clReleaseKernel(kr);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    free(want);
+    free(got);
+}
+
+static void *thread_main(void *arg)
+{
+    uint32_t seed = (uint32_t)(uintptr_t)arg;
+    const size_t n = 20011 + seed;
+    uint32_t *want = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        want[i] = seed_word(i, seed);
+    cl_mem m = make_buffer(want, n);
+    cl_command_queue q = queue(0);
+    cl_kernel kr = kernel("bump", m, seed);
+    for (int round = 0; round < 150; round++) {
+        launch(q, kr, n, NULL);
+        host_bump(want, n, seed);
+        if (round % 25 == 24) {
+            CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+            compare("threads", got, want, n);
+        }
+    }
+    CHECK_CL(clFinish(q));
+    clReleaseKernel(kr);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    free(want);
+    free(got);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, thread_main, (void *)(i + 51));
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+}
+
+int main(void)
+{
+    device = test_device(test_platform());
+    ctx = test_context(device);
+    program = test_program(ctx, device, source);
+    test_repeat();
+    test_ordered();
+    test_contention();
+    test_user_event();
+    test_release();
+    test_events();
+    test_threads();
+    clReleaseProgram(program);
+    clReleaseContext(ctx);
+    printf("test_fast: %s\n", failures ? "FAIL" : "PASS");
+    return failures != 0;
+}
