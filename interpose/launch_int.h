@@ -105,7 +105,12 @@ struct vast_paged {
 /* One partition: a range of flat work-group ids and the pages it needs. */
 struct vast_partition {
     size_t first, end;
-    uint8_t *set; /* bytemap over r->pages, owned */
+    /* Bytemap over r->pages, owned; NULL while the set is packed. A plan keeps each set packed
+     * as runs of virtual pages, (first, count) pairs in runs[0..2*nruns) (vast_partition_pack;
+     * runs NULL: never packed), so that the plan's memory grows with its pages, not with
+     * partitions x pages; the pipeline unpacks the partitions it runs or prefetches. */
+    uint8_t *set;
+    size_t *runs, nruns;
     size_t count; /* pages in set */
     size_t sticky; /* of them, pages other partitions faulted (partition.c, vast_plan_add_sticky) */
     bool own_only; /* one work-group that did not fit beside such pages: it gets none */
@@ -181,6 +186,12 @@ size_t vast_set_count(const uint8_t *set, size_t n);
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);
 void vast_partition_close(struct vast_paged *r);
 void vast_partitions_free(struct vast_partition *parts, size_t n);
+/* A set as runs (pas.c): pack frees the bytemap (best effort: kept where the runs cannot be
+ * allocated); unpack makes the bytemap again (a no-op when there is one); drop frees the
+ * bytemap of a packed set (its changes since unpack are lost: sticky and faulted pages). */
+void vast_partition_pack(struct vast_partition *p, size_t pages);
+cl_int vast_partition_unpack(struct vast_partition *p, size_t pages);
+void vast_partition_drop_set(struct vast_partition *p);
 /* Room for one more partition in *parts (n in use, *cap allocated; doubled when full). */
 cl_int vast_partitions_reserve(struct vast_partition **parts, size_t n, size_t *cap);
 /* Like vast_partition_inspect, with the kernel's grid-stride loops restricted to iterations

@@ -131,6 +131,8 @@ static cl_int plan_emit(struct plan *pl, size_t end, size_t pages)
     if (err != CL_SUCCESS)
         return err;
     pl->parts[pl->n++] = (struct vast_partition){.first = pl->open, .end = end, .set = pl->set, .count = pl->count};
+    if (pl->n >= 2) /* only the last set is read again (prev) */
+        vast_partition_pack(&pl->parts[pl->n - 2], pages);
     pl->prev = pl->set;
     pl->prev_count = pl->count;
     pl->open = end;
@@ -239,6 +241,8 @@ cl_int vast_plan_groups(const struct vast_pas_source *src, size_t total, size_t 
         err = plan_emit(&pl, total, src->pages);
     free(pl.set);
     free(pl.both);
+    if (err == CL_SUCCESS && pl.n > 0)
+        vast_partition_pack(&pl.parts[pl.n - 1], src->pages);
     if (err != CL_SUCCESS) {
         vast_partitions_free(pl.parts, pl.n);
         pl.parts = NULL;
@@ -333,19 +337,34 @@ uint8_t *vast_plan_key(const struct vast_paged *r, size_t *len)
     return key;
 }
 
+/* A copy of a plan, each set as it is (packed, or a bytemap of `pages` bytes). */
 static struct vast_partition *parts_copy(const struct vast_partition *from, size_t n, size_t pages)
 {
     struct vast_partition *to = calloc(n ? n : 1, sizeof *to);
     for (size_t i = 0; to != NULL && i < n; i++) {
         to[i] = from[i];
-        to[i].set = malloc(pages);
-        if (to[i].set == NULL) {
-            vast_partitions_free(to, i);
+        size_t runs = (from[i].nruns ? from[i].nruns : 1) * 2 * sizeof *from[i].runs;
+        to[i].set = from[i].set != NULL ? malloc(pages) : NULL;
+        to[i].runs = from[i].runs != NULL ? malloc(runs) : NULL;
+        if ((from[i].set != NULL && to[i].set == NULL) || (from[i].runs != NULL && to[i].runs == NULL)) {
+            vast_partitions_free(to, i + 1);
             return NULL;
         }
-        memcpy(to[i].set, from[i].set, pages);
+        if (to[i].set != NULL)
+            memcpy(to[i].set, from[i].set, pages);
+        if (to[i].runs != NULL)
+            memcpy(to[i].runs, from[i].runs, runs);
     }
     return to;
+}
+
+/* What a plan holds in memory. */
+static size_t parts_bytes(const struct vast_partition *parts, size_t n, size_t pages)
+{
+    size_t bytes = n * sizeof *parts;
+    for (size_t i = 0; i < n; i++)
+        bytes += (parts[i].set != NULL ? pages : 0) + parts[i].nruns * 2 * sizeof *parts[i].runs;
+    return bytes;
 }
 
 static void cache_free(struct vast_plan_cache *c)
@@ -373,7 +392,7 @@ struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size
 void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vast_partition *parts, size_t n,
                          size_t pages)
 {
-    struct vast_plan_cache *c = n * pages <= PLAN_CACHE_BYTES ? calloc(1, sizeof *c) : NULL;
+    struct vast_plan_cache *c = parts_bytes(parts, n, pages) <= PLAN_CACHE_BYTES ? calloc(1, sizeof *c) : NULL;
     if (c != NULL)
         c->parts = parts_copy(parts, n, pages);
     if (c == NULL || c->parts == NULL) {

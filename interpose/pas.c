@@ -397,9 +397,62 @@ size_t vast_set_count(const uint8_t *set, size_t n)
 
 void vast_partitions_free(struct vast_partition *parts, size_t n)
 {
-    for (size_t i = 0; parts != NULL && i < n; i++)
+    for (size_t i = 0; parts != NULL && i < n; i++) {
         free(parts[i].set);
+        free(parts[i].runs);
+    }
     free(parts);
+}
+
+/* A plan of P partitions over a launch of V virtual pages held P bytemaps of V bytes: with the
+ * partitions' number growing with the data too, quadratic (pyopencl's test_zeros_large_array,
+ * 2 x 2 GiB at a 256 KiB budget of 4 KiB pages: 32768 partitions of 1 MiB each, 32 GiB, the
+ * process killed). Packed, a set costs 16 bytes per run of pages, at most one per page of the
+ * budget. */
+void vast_partition_pack(struct vast_partition *p, size_t pages)
+{
+    if (p->set == NULL)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < pages; i++)
+        n += p->set[i] && (i == 0 || !p->set[i - 1]);
+    size_t *runs = malloc((n ? n : 1) * 2 * sizeof *runs), k = 0;
+    if (runs == NULL)
+        return; /* the bytemap stays: correct, only larger */
+    for (size_t i = 0; i < pages; i++) {
+        if (!p->set[i])
+            continue;
+        if (i == 0 || !p->set[i - 1]) {
+            runs[2 * k] = i;
+            runs[2 * k + 1] = 0;
+            k++;
+        }
+        runs[2 * k - 1]++;
+    }
+    free(p->runs);
+    p->runs = runs;
+    p->nruns = n;
+    free(p->set);
+    p->set = NULL;
+}
+
+cl_int vast_partition_unpack(struct vast_partition *p, size_t pages)
+{
+    if (p->set != NULL)
+        return CL_SUCCESS;
+    p->set = calloc(pages ? pages : 1, 1);
+    VAST_RETURN_IF(p->set == NULL, CL_OUT_OF_HOST_MEMORY, "page set of %zu pages", pages);
+    for (size_t k = 0; k < p->nruns; k++)
+        memset(p->set + p->runs[2 * k], 1, p->runs[2 * k + 1]);
+    return CL_SUCCESS;
+}
+
+void vast_partition_drop_set(struct vast_partition *p)
+{
+    if (p->runs == NULL)
+        return; /* never packed: the bytemap is the only copy */
+    free(p->set);
+    p->set = NULL;
 }
 
 cl_int vast_partitions_reserve(struct vast_partition **parts, size_t n, size_t *cap)

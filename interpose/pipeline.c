@@ -621,6 +621,13 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
                                                            : NULL;
         if (p == NULL && prev.p == NULL)
             break;
+        /* Planned sets are packed (partition.c): p's is unpacked for its run, and the one three
+         * behind, landed by now (prev is at most the last one), is dropped again, so a run
+         * holds at most four bytemaps however many partitions its plan has. */
+        if (p != NULL && (err = vast_partition_unpack(p, r->pages)) != CL_SUCCESS)
+            continue;
+        if (next_planned >= 4 && p == &parts[next_planned - 1])
+            vast_partition_drop_set(&parts[next_planned - 4]);
         if (p == NULL) { /* the last one lands; when it splits, its halves run next */
             err = land_or_split(r, &st, &prev);
             prev.p = NULL;
@@ -652,11 +659,11 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
             prev.p = NULL;
         }
         if (!cur_landed) {
-            const uint8_t *next = st.depth               ? st.stack[st.depth - 1]->set
-                                  : next_planned < nparts ? parts[next_planned].set
-                                                          : NULL;
-            if (next != NULL)
-                prefetch_set(r, next);
+            struct vast_partition *next = st.depth               ? st.stack[st.depth - 1]
+                                          : next_planned < nparts ? &parts[next_planned]
+                                                                  : NULL;
+            if (next != NULL && vast_partition_unpack(next, r->pages) == CL_SUCCESS)
+                prefetch_set(r, next->set);
             if (pipe)
                 prev = cur;
             else

@@ -74,6 +74,8 @@ static cl_int emit(struct splan *pl, size_t g0, size_t g1, uint64_t k, uint64_t 
         return err;
     pl->parts[pl->n++] =
         (struct vast_partition){.first = g0, .end = g1, .set = set, .count = count, .iter_first = k, .iter_end = k + c};
+    if (pl->n >= 2) /* only the last set is read again (prev); partition.c's plan_emit */
+        vast_partition_pack(&pl->parts[pl->n - 2], pl->r->pages);
     pl->prev = set;
     pl->prev_count = count;
     return CL_SUCCESS;
@@ -161,6 +163,8 @@ cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, siz
         for (size_t g0 = 0; g0 < r->total_groups && err == CL_SUCCESS && !too_big; g0 += block)
             err = plan_block(&pl, g0, g0 + block < r->total_groups ? g0 + block : r->total_groups, &c, &too_big);
         if (err == CL_SUCCESS && !too_big) {
+            if (pl.n > 0)
+                vast_partition_pack(&pl.parts[pl.n - 1], r->pages);
             *parts = pl.parts;
             *nparts = pl.n;
             vast_info("kernel '%s': a work-group alone exceeds the budget; its grid-stride loops run in %zu "

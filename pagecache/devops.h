@@ -79,6 +79,13 @@ struct vast_device_ops {
      * caller sleeps), blocks until the ticket's transfer is over and releases the ticket;
      * nonzero if that transfer failed. Every ticket is waited for exactly once. */
     int (*wait_ticket)(void *dev, void *ticket);
+    /* Optional (may be NULL): the bytes [off, off + bytes) of a chunk hold nothing anyone will
+     * read (frames of a released buffer): the device may take back the memory behind them, and
+     * the range reads as anything afterwards (OpenCL on a CPU device: the chunk is VAST's own
+     * mapping, and madvise(MADV_DONTNEED) returns its pages to the system). Called with the
+     * pool lock held, on frames no operation touches: it must not wait for the device.
+     * Never called on a range an operation issued and not yet waited for touches. */
+    void (*discard)(void *dev, vast_dev_chunk chunk, size_t off, size_t bytes);
 };
 
 /* Staging (staging.h, used by devops_opencl.c): where a backing store cannot be pinned

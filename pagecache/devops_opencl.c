@@ -28,6 +28,7 @@ struct cl_dev {
     cl_command_queue d2h; /* read_unordered's queue (made here), or NULL: it uses `queue` */
     unsigned flags;
     struct vast_staging *staging; /* NULL with VAST_DEVOPS_CL_NO_STAGING */
+    int host_chunks; /* chunks are VAST's mappings (devops_opencl.h, "Host chunks") */
 };
 
 static const struct vast_staging_ops cl_staging_ops;
@@ -36,6 +37,24 @@ static int wait_event(cl_event ev);
 static int check(cl_int err)
 {
     return err == CL_SUCCESS ? VAST_PC_OK : VAST_PC_ERR_TRANSFER;
+}
+
+/* Whether the device of `queue` runs kernels on the host's own memory: a CPU device with
+ * unified memory, whose USE_HOST_PTR buffers are the host range itself (PoCL). */
+static int host_memory_device(cl_command_queue queue)
+{
+    cl_device_id device = NULL;
+    cl_device_type type = 0;
+    cl_bool unified = CL_FALSE;
+    if (VAST_DISPATCH(queue)->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL) !=
+            CL_SUCCESS ||
+        !device)
+        return 0;
+    const struct _cl_icd_dispatch *t = VAST_DISPATCH(device);
+    if (t->clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS ||
+        t->clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) != CL_SUCCESS)
+        return 0;
+    return (type & CL_DEVICE_TYPE_CPU) && unified == CL_TRUE;
 }
 
 /* A second in-order queue on the device of `queue`, for write-backs; NULL when the driver
@@ -72,6 +91,7 @@ int pagecache_create_devops_opencl_staged(cl_context context, cl_command_queue q
     VAST_DISPATCH(queue)->clRetainCommandQueue(queue);
     if (!(flags & VAST_DEVOPS_CL_NO_DUPLEX))
         d->d2h = make_d2h_queue(context, queue);
+    d->host_chunks = !(flags & VAST_DEVOPS_CL_NO_HOST_CHUNKS) && host_memory_device(queue);
     *dev = d;
     return VAST_PC_OK;
 }
@@ -107,23 +127,71 @@ int pagecache_devops_opencl_staging_stats(void *dev, struct vast_staging_stats *
     return VAST_PC_OK;
 }
 
+/* A USE_HOST_PTR buffer over [host, host + bytes), or NULL. */
+static cl_mem wrap_host(struct cl_dev *d, void *host, size_t bytes)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context,
+                                                         CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
+                                                         bytes, host, &err);
+    return m && err == CL_SUCCESS ? m : NULL;
+}
+
+static void release_mem(cl_mem m)
+{
+    VAST_DISPATCH(m)->clReleaseMemObject(m);
+}
+
 static int cl_alloc_chunk(void *dev, size_t bytes, vast_dev_chunk *out)
 {
     struct cl_dev *d = dev;
-    cl_int err = CL_SUCCESS;
-    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL,
-                                                         &err);
-    if (!m || err != CL_SUCCESS)
+    cl_mem m = NULL;
+    if (d->host_chunks) { /* committed on first touch; discard gives pages back */
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return VAST_PC_ERR_DEVICE_MEMORY;
+        m = wrap_host(d, p, bytes);
+        if (!m)
+            munmap(p, bytes);
+    } else {
+        cl_int err = CL_SUCCESS;
+        m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        if (err != CL_SUCCESS)
+            m = NULL;
+    }
+    if (!m)
         return VAST_PC_ERR_DEVICE_MEMORY;
     *out = m;
     return VAST_PC_OK;
 }
 
+/* The host range of a host chunk (NULL for the driver's own). */
+static void *chunk_host(struct cl_dev *d, cl_mem m, size_t *bytes)
+{
+    void *host = NULL;
+    *bytes = 0;
+    if (!d->host_chunks ||
+        VAST_DISPATCH(m)->clGetMemObjectInfo(m, CL_MEM_HOST_PTR, sizeof host, &host, NULL) != CL_SUCCESS ||
+        VAST_DISPATCH(m)->clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof *bytes, bytes, NULL) != CL_SUCCESS)
+        return NULL;
+    return host;
+}
+
 static void cl_free_chunk(void *dev, vast_dev_chunk chunk)
 {
-    (void)dev;
-    cl_mem m = chunk;
-    VAST_DISPATCH(m)->clReleaseMemObject(m);
+    size_t bytes;
+    void *host = chunk_host(dev, chunk, &bytes);
+    release_mem(chunk);
+    if (host)
+        munmap(host, bytes);
+}
+
+static void cl_discard(void *dev, vast_dev_chunk chunk, size_t off, size_t bytes)
+{
+    size_t size;
+    char *host = chunk_host(dev, chunk, &size);
+    if (host && off <= size && bytes <= size - off)
+        (void)madvise(host + off, bytes, MADV_DONTNEED); /* advice: nothing to undo if refused */
 }
 
 /* Every transfer's enqueue: a non-blocking write (host -> m) or read (m -> host) on q, with
@@ -202,11 +270,8 @@ static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
     struct cl_dev *d = dev;
     if (d->flags & VAST_DEVOPS_CL_NO_PIN)
         return VAST_PC_ERR_UNSUPPORTED;
-    cl_int err = CL_SUCCESS;
-    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context,
-                                                         CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
-                                                         bytes, host, &err);
-    if (!m || err != CL_SUCCESS)
+    cl_mem m = wrap_host(d, host, bytes);
+    if (!m)
         return VAST_PC_ERR_UNSUPPORTED;
     *out = m;
     return VAST_PC_OK;
@@ -214,7 +279,8 @@ static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
 
 static void cl_unpin_host(void *dev, vast_host_pin pin)
 {
-    cl_free_chunk(dev, pin);
+    (void)dev;
+    release_mem(pin); /* the memory is the caller's */
 }
 
 /* Both queues, both always finished (nothing may be left running); the first error wins. */
@@ -259,11 +325,8 @@ static int cl_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pi
     if (p == MAP_FAILED)
         return VAST_PC_ERR_HOST_MEMORY;
     memset(p, 0, bytes); /* commit it now, not during the first transfer */
-    cl_int err = CL_SUCCESS;
-    cl_mem m = VAST_DISPATCH(d->context)->clCreateBuffer(d->context,
-                                                         CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE,
-                                                         bytes, p, &err);
-    if (!m || err != CL_SUCCESS) {
+    cl_mem m = wrap_host(d, p, bytes);
+    if (!m) {
         munmap(p, bytes);
         return VAST_PC_ERR_UNSUPPORTED;
     }
@@ -274,7 +337,8 @@ static int cl_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pi
 
 static void cl_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
 {
-    cl_free_chunk(dev, pin);
+    (void)dev;
+    release_mem(pin);
     munmap(host, bytes);
 }
 
@@ -344,4 +408,5 @@ const struct vast_device_ops vast_devops_opencl = {
     .wait = cl_wait,
     .read_unordered = cl_read_unordered,
     .wait_ticket = cl_wait_unordered,
+    .discard = cl_discard,
 };

@@ -11,7 +11,13 @@
  * (write-backs), so device->host transfers run beside the host->device ones of the first
  * queue (FACTS.md: 88.5 GB/s both ways against 55 one way); every other method stays on the
  * queue given, in issue order. Where that queue cannot be made (or VAST_DEVOPS_CL_NO_DUPLEX),
- * read_unordered goes on the given queue, which is ordered and so still within contract. */
+ * read_unordered goes on the given queue, which is ordered and so still within contract.
+ * Host chunks: on a CPU device that shares the host's memory (CL_DEVICE_TYPE_CPU with
+ * CL_DEVICE_HOST_UNIFIED_MEMORY, e.g. PoCL), a chunk is VAST's own anonymous mapping wrapped in
+ * a CL_MEM_USE_HOST_PTR buffer (committed on first touch, like the driver's own allocations),
+ * so `discard` returns the pages of a released buffer's frames with madvise(MADV_DONTNEED)
+ * (VAST_DEVOPS_CL_NO_HOST_CHUNKS: the driver's allocations, and no discard). The chunk itself
+ * is never mapped: its host memory is only read or zapped where no operation touches it. */
 #ifndef VAST_PAGECACHE_DEVOPS_OPENCL_H
 #define VAST_PAGECACHE_DEVOPS_OPENCL_H
 
@@ -24,6 +30,7 @@ extern const struct vast_device_ops vast_devops_opencl;
 #define VAST_DEVOPS_CL_NO_PIN 1u     /* never pin backing stores (VAST_PIN=0): they stage */
 #define VAST_DEVOPS_CL_NO_STAGING 2u /* unpinned memory goes pageable (measure that path) */
 #define VAST_DEVOPS_CL_NO_DUPLEX 4u  /* no second queue: read_unordered uses the one given */
+#define VAST_DEVOPS_CL_NO_HOST_CHUNKS 8u /* chunks from the driver even on a CPU device */
 
 /* Retains context and queue; *dev is the opaque device context for vast_devops_opencl.
  * staging: the ring's geometry and threads (NULL or zero fields: defaults, staging.h). */

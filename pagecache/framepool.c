@@ -254,6 +254,16 @@ void pagecache_free_frame(struct vast_pool *pool, uint32_t f)
         pool->free_hint = f;
 }
 
+void pagecache_discard_frames(struct vast_pool *pool, uint32_t f, size_t n)
+{
+    if (n == 0 || !pool->ops->discard)
+        return;
+    assert(f + n <= pool->nframes && f / pool->frames_per_chunk == (f + n - 1) / pool->frames_per_chunk);
+    pool->ops->discard(pool->dev, pagecache_frame_chunk(pool, f), pagecache_frame_offset(pool, f),
+                       n << pool->page_shift);
+    atomic_fetch_add(&pool->stats.discarded_bytes, (uint64_t)n << pool->page_shift);
+}
+
 void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out)
 {
     out->h2d_transfers = atomic_load(&pool->stats.h2d_transfers);
@@ -266,6 +276,7 @@ void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *ou
     out->dirty_evictions = atomic_load(&pool->stats.dirty_evictions);
     out->unordered_d2h_transfers = atomic_load(&pool->stats.unordered_d2h_transfers);
     out->overlap_h2d_bytes = atomic_load(&pool->stats.overlap_h2d_bytes);
+    out->discarded_bytes = atomic_load(&pool->stats.discarded_bytes);
 }
 
 void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned)

@@ -62,6 +62,8 @@ struct vast_pool_stats {
      * issued while write-backs of the same call were still in flight, i.e. what the schedule
      * lets the device move in both directions at once (whether it does is the device's). */
     uint64_t unordered_d2h_transfers, overlap_h2d_bytes;
+    /* Frames given back to the device (ops->discard) when their buffer was released. */
+    uint64_t discarded_bytes;
 };
 
 /* Write-backs of one make_resident go out in windows of at most this many bytes (default):
@@ -91,6 +93,7 @@ struct vast_pool {
         _Atomic uint64_t h2d_transfers, h2d_bytes, d2h_transfers, d2h_bytes;
         _Atomic uint64_t hits, misses, evictions, dirty_evictions;
         _Atomic uint64_t unordered_d2h_transfers, overlap_h2d_bytes;
+        _Atomic uint64_t discarded_bytes;
     } stats;
 };
 
@@ -184,6 +187,9 @@ static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t 
 size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out);
 /* Pool lock held: the frame becomes free (no tag, no flags, no pins). */
 void pagecache_free_frame(struct vast_pool *pool, uint32_t f);
+/* Pool lock held: frames [f, f + n), free and adjacent (one chunk), give their memory back to
+ * the device (ops->discard; nothing where the device has none). */
+void pagecache_discard_frames(struct vast_pool *pool, uint32_t f, size_t n);
 
 void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out);
 /* Frames holding a page, dirty ones, pinned ones (racy snapshot, for tests and stats). */

@@ -244,11 +244,28 @@ static void visit_pinned(struct vast_pool *pool, size_t page, uint32_t f, void *
         *(int *)ctx = 1;
 }
 
+/* Releasing a buffer frees its frames and gives their memory back to the device in runs of
+ * adjacent frames (pagecache_discard_frames), so that the pool's footprint follows the buffers
+ * alive, as the real driver's does when a buffer is released. Frames freed otherwise (a host
+ * write covering a page, compaction) are not given back: their buffer usually needs frames
+ * again at once. */
+struct drop_ctx {
+    struct vast_pc_buffer *root;
+    uint32_t run, n; /* the run of freed frames not yet given back */
+};
+
 static void visit_drop(struct vast_pool *pool, size_t page, uint32_t f, void *ctx)
 {
-    struct vast_pc_buffer *root = ctx;
-    pagecache_pt_set_frame(&root->pt, page, VAST_PT_NO_FRAME);
+    struct drop_ctx *d = ctx;
+    pagecache_pt_set_frame(&d->root->pt, page, VAST_PT_NO_FRAME);
     pagecache_free_frame(pool, f);
+    if (d->n > 0 && pagecache_frames_adjacent(pool, d->run + d->n - 1, f)) {
+        d->n++;
+        return;
+    }
+    pagecache_discard_frames(pool, d->run, d->n);
+    d->run = f;
+    d->n = 1;
 }
 
 int pagecache_release_buffer(struct vast_pc_buffer *buf)
@@ -265,7 +282,9 @@ int pagecache_release_buffer(struct vast_pc_buffer *buf)
     pc_wait_range_idle(buf, 0, buf->pt.npages);
     pc_for_each_resident(buf, 0, buf->pt.npages, 0, visit_pinned, &pinned);
     if (!pinned) {
-        pc_for_each_resident(buf, 0, buf->pt.npages, 0, visit_drop, buf);
+        struct drop_ctx d = {buf, 0, 0};
+        pc_for_each_resident(buf, 0, buf->pt.npages, 0, visit_drop, &d);
+        pagecache_discard_frames(pool, d.run, d.n);
         *(buf->prev_root ? &buf->prev_root->next_root : &pool->roots) = buf->next_root;
         if (buf->next_root)
             buf->next_root->prev_root = buf->prev_root;

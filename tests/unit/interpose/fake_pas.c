@@ -80,13 +80,21 @@ size_t fake_union_count(const uint8_t *a, const uint8_t *b, size_t n)
     return k;
 }
 
-void fake_check_plan(const struct fake *f, const struct vast_partition *parts, size_t n, size_t nframes)
+void fake_check_plan(const struct fake *f, struct vast_partition *parts, size_t n, size_t nframes)
 {
     assert_true(n >= 1);
     assert_int_equal(parts[0].first, 0);
     assert_int_equal(parts[n - 1].end, f->groups);
     uint8_t *want = malloc(f->pages);
     assert_non_null(want);
+    for (size_t i = 0; i < n; i++) {
+        /* a plan keeps its sets packed (its memory grows with pages, not partitions x pages) */
+        assert_null(parts[i].set);
+        assert_non_null(parts[i].runs);
+        assert_true(parts[i].nruns <= parts[i].count);
+    }
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(vast_partition_unpack(&parts[i], f->pages), CL_SUCCESS);
     for (size_t i = 0; i < n; i++) {
         assert_true(parts[i].first < parts[i].end);
         if (i > 0)

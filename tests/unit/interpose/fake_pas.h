@@ -28,9 +28,10 @@ cl_int fake_window(void *ctx, size_t first, size_t end, size_t w, size_t base, s
 cl_int fake_plan(struct fake *f, size_t nframes, size_t w, struct vast_partition **parts, size_t *n,
                  struct vast_plan_over *over);
 /* What every plan must be: partitions in order without gaps over every work-group, each set
- * the union of its work-groups' sets with its count, within the budget; consecutive partitions
- * fit the budget together, except after a single work-group that fits only alone. */
-void fake_check_plan(const struct fake *f, const struct vast_partition *parts, size_t n, size_t nframes);
+ * packed (then unpacked here) and the union of its work-groups' sets with its count, within the
+ * budget; consecutive partitions fit the budget together, except after a single work-group that
+ * fits only alone. */
+void fake_check_plan(const struct fake *f, struct vast_partition *parts, size_t n, size_t nframes);
 size_t fake_popcount(const uint8_t *set, size_t n);
 size_t fake_union_count(const uint8_t *a, const uint8_t *b, size_t n);
 

@@ -174,6 +174,8 @@ static void test_launch_plan_kept(void **state)
     assert_int_equal(f.sources, 1);
     assert_int_equal(n2, n);
     for (size_t i = 0; i < n; i++) {
+        assert_int_equal(vast_partition_unpack(&again[i], r.pages), CL_SUCCESS);
+        assert_int_equal(vast_partition_unpack(&parts[i], r.pages), CL_SUCCESS);
         assert_int_equal(again[i].first, parts[i].first);
         assert_int_equal(again[i].end, parts[i].end);
         assert_memory_equal(again[i].set, parts[i].set, r.pages);
@@ -312,6 +314,7 @@ static void test_launch_iteration_ranges(void **state)
         assert_true(parts[i].count <= 16);
         uint64_t hi = next < 50 ? next : 50;
         assert_int_equal(parts[i].count, iter_page(hi) - iter_page(parts[i].iter_first));
+        assert_int_equal(vast_partition_unpack(&parts[i], r.pages), CL_SUCCESS);
         assert_int_equal(fake_popcount(parts[i].set, r.pages), parts[i].count);
         if (i > 0)
             assert_true(parts[i - 1].count + parts[i].count <= 16);

@@ -16,6 +16,7 @@
 #include "pagecache.h"
 #include "translate.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,6 +55,33 @@ static void test_half_budget(void **state)
     assert_int_equal(fake_plan(&f, 36, 1, &parts, &n, NULL), CL_SUCCESS);
     fake_check_plan(&f, parts, n, 36);
     assert_int_equal(parts[1].end - parts[1].first, 9);
+    vast_partitions_free(parts, n);
+    free(f.wg);
+}
+
+/* A plan's memory grows with the launch's pages, not with partitions x pages: 1024 work-groups
+ * streaming over 8192 pages in a budget of 16 frames make 1024 partitions, whose sets as
+ * bytemaps held 8 MiB (pyopencl's test_zeros_large_array, 2 x 2 GiB at 256 KiB: 32 GiB, the
+ * process killed). Measured as the heap the planner keeps (mallinfo2), so that the test reads
+ * nothing of the plan's representation. */
+static void test_plan_footprint(void **state)
+{
+    (void)state;
+    size_t groups = 1024, pages = 1 + 8 * 1024;
+    struct fake f;
+    fake_init(&f, groups, pages);
+    for (size_t g = 0; g < groups; g++)
+        fake_touch(&f, g, 1 + 8 * g, 8);
+    struct vast_partition *parts = NULL;
+    size_t n = 0;
+    struct mallinfo2 before = mallinfo2();
+    assert_int_equal(fake_plan(&f, 16, 1, &parts, &n, NULL), CL_SUCCESS);
+    struct mallinfo2 after = mallinfo2();
+    size_t held = (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd);
+    print_message("%zu partitions over %zu pages: the plan holds %zu KiB\n", n, pages, held >> 10);
+    assert_int_equal(n, groups);
+    assert_true(held <= 4 * pages + n * (sizeof *parts + 64));
+    fake_check_plan(&f, parts, n, 16); /* unpacks every set */
     vast_partitions_free(parts, n);
     free(f.wg);
 }
@@ -153,6 +181,8 @@ static void test_random_plans_and_windows(void **state)
         assert_int_equal(fake_plan(&f, nframes, w, &narrow, &nn, NULL), CL_SUCCESS);
         assert_int_equal(nn, nw);
         for (size_t i = 0; i < nw; i++) {
+            assert_int_equal(vast_partition_unpack(&narrow[i], pages), CL_SUCCESS);
+            assert_int_equal(vast_partition_unpack(&wide[i], pages), CL_SUCCESS);
             assert_int_equal(narrow[i].first, wide[i].first);
             assert_int_equal(narrow[i].end, wide[i].end);
             assert_memory_equal(narrow[i].set, wide[i].set, pages);
@@ -525,6 +555,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_budget),
         cmocka_unit_test(test_shared_pages_count_once),
+        cmocka_unit_test(test_plan_footprint),
         cmocka_unit_test(test_too_coarse_refined),
         cmocka_unit_test(test_random_plans_and_windows),
         cmocka_unit_test(test_group_over_budget),

@@ -1,6 +1,8 @@
 /* fake_device.c: see fake_device.h. Once lanes are enabled, transfers are queued on
  * fake_lanes.c's deferred lanes instead of moving bytes at once. */
 #include "fake_device.h"
+
+#include <assert.h>
 #include "fake_lanes.h"
 #include "framepool.h"
 #include "hostcopy.h"
@@ -184,6 +186,16 @@ static int f_wait(void *dev)
     return d->lanes ? fake_lanes_wait(d) : VAST_PC_OK;
 }
 
+static void f_discard(void *dev, vast_dev_chunk chunk, size_t off, size_t bytes)
+{
+    struct fake_device *d = dev;
+    struct fake_chunk *c = chunk;
+    assert(off <= c->size && bytes <= c->size - off);
+    memset(c->mem + off, 0xA5, bytes);
+    atomic_fetch_add(&d->discards, 1);
+    atomic_fetch_add(&d->discard_bytes, bytes);
+}
+
 const struct vast_device_ops fake_device_ops = {
     .name = "fake",
     .alloc_chunk = f_alloc,
@@ -195,6 +207,7 @@ const struct vast_device_ops fake_device_ops = {
     .pin_host = f_pin,
     .unpin_host = f_unpin,
     .wait = f_wait,
+    .discard = f_discard,
 };
 
 /* ---------- staging: pinned slots and deferred, ticketed slot transfers ---------- */

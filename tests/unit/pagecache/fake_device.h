@@ -1,5 +1,6 @@
 /* fake_device.h: a struct vast_device_ops over host memory for the page cache unit tests.
- * Chunks are malloc'ed and poisoned (0xA5) so a page used before it is loaded shows up;
+ * Chunks are malloc'ed and poisoned (0xA5) so a page used before it is loaded shows up, and
+ * poisoned again where the pool discards frames;
  * every transfer is counted; writes, reads and allocations can be made to fail after N
  * successful calls (fault injection). Synchronous, thread-safe (atomic counters). pin_host
  * can fail after N pins too, and calls an optional hook first (tests of the background
@@ -46,6 +47,9 @@ struct fake_device {
     _Atomic long tickets_out;        /* slot transfers issued and not yet waited for */
     _Atomic long max_tickets_out;    /* most ever at once (the ring overlapped transfers) */
     struct fake_lanes *lanes;        /* duplex model (below); NULL: synchronous */
+    /* discard: the range is poisoned again (0xA5), so a frame discarded while it still held a
+     * page shows up as corrupt data; calls and bytes counted. */
+    _Atomic unsigned long discards, discard_bytes;
 };
 
 extern const struct vast_device_ops fake_device_ops;

@@ -125,6 +125,50 @@ static void test_coalescing(void **state)
     teardown_fx(fx);
 }
 
+/* Releasing a buffer gives its frames' memory back to the device (ops->discard) in runs of
+ * adjacent frames, one run per chunk at most here, and touches no frame of another buffer: the
+ * fake poisons what is discarded, so the other buffer's dirty pages must still write back
+ * their bytes. Frames freed otherwise (a host write dropping pages) are not given back. */
+static void test_release_discards(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(16, 6, 8 * PG);
+    struct vast_backing *store2;
+    struct vast_pc_buffer *other;
+    assert_int_equal(pagecache_create_backing(4 * PG, 0, &store2), 0);
+    unsigned char *h2 = pagecache_backing_base(store2);
+    memset(h2, 0x11, 4 * PG);
+    assert_int_equal(pagecache_create_buffer(fx->pool, store2, &other), 0);
+    /* frames 0-7 for buf (chunks of 6 frames: runs 0-5 and 6-7), 8-11 for other */
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 8, 0, NULL), 0);
+    assert_int_equal(pagecache_make_resident(other, 0, 4, VAST_PC_PIN, NULL), 0);
+    assert_int_equal(pagecache_mark_dirty(other, 0, 4), 0);
+    pagecache_unpin_range(other, 0, 4);
+    /* a host write over a whole page frees its frame and gives nothing back */
+    assert_int_equal(pagecache_page_frame(fx->buf, 3) != VAST_PT_NO_FRAME, 1);
+    struct vast_host_write *tok = NULL;
+    assert_int_equal(pagecache_begin_host_write(fx->buf, 3 * PG, PG, &tok), 0);
+    assert_int_equal(pagecache_end_host_write(tok), 0);
+    assert_int_equal(fx->dev.discards, 0);
+    assert_int_equal(pagecache_release_buffer(fx->buf), 0);
+    fx->buf = NULL;
+    assert_int_equal(fx->dev.discards, 3); /* frames 0-2, 4-5 (3 was freed before), 6-7 */
+    assert_int_equal(fx->dev.discard_bytes, 7 * PG);
+    assert_null(pagecache_check(fx->pool));
+    memset(h2, 0, 4 * PG);
+    assert_int_equal(pagecache_flush_range(other, 0, 4 * PG), 0);
+    for (size_t i = 0; i < 4 * PG; i++)
+        assert_int_equal(h2[i], 0x11);
+    struct vast_pool_stats st;
+    pagecache_get_pool_stats(fx->pool, &st);
+    assert_int_equal(st.discarded_bytes, 7 * PG);
+    assert_int_equal(pagecache_release_buffer(other), 0);
+    pagecache_destroy_backing(store2);
+    pagecache_destroy_backing(fx->store);
+    pagecache_destroy_pool(fx->pool);
+    free(fx);
+}
+
 static void test_coalescing_chunks(void **state)
 {
     (void)state;
@@ -531,7 +575,7 @@ static void test_check(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_geometry, test_coalescing, test_coalescing_chunks, test_streaming_runs,
+                 test_geometry, test_coalescing, test_release_discards, test_coalescing_chunks, test_streaming_runs,
                  test_clock_order, test_pins_never_evicted, test_out_of_frames,
                  test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer,
                  test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check)
