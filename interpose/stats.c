@@ -4,6 +4,7 @@
 #include "stats.h"
 
 #include "../base/config.h"
+#include "kcache.h"
 #include "object.h"
 #include "pagecache.h"
 #include "platform.h"
@@ -83,6 +84,7 @@ void vast_stats_print(void)
                         t->plan_ns * 1e-9, t->transfer_ns * 1e-9, t->kernel_ns * 1e-9, t->total_ns * 1e-9, t->host_plans);
         }
     pthread_mutex_unlock(&stats_lock);
+    vast_kcache_stats_print(stderr);
     cl_device_id *devices;
     size_t n = vast_platform_devices(&devices);
     for (size_t i = 0; i < n; i++) {

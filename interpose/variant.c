@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "check.h"
+#include "kcache.h"
 #include "platform.h"
 #include "pagecache.h"
 #include "translate.h"
@@ -62,8 +63,9 @@ static cl_program build_source(cl_program app, cl_device_id dev, const char *src
     if (opts != NULL)
         snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu", options ? options : "",
                  pool->page_shift, pool->nchunks);
-    cl_program p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, &err);
-    if (p != NULL && be->dispatch->clBuildProgram(p, 1, &dev->real, opts ? opts : options, NULL, NULL) != CL_SUCCESS) {
+    bool built;
+    cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &built); /* a cached binary, else source */
+    if (p != NULL && !built) {
         log_build_failure(be, p, dev, app, what);
         be->dispatch->clReleaseProgram(p);
         p = NULL;
@@ -101,7 +103,7 @@ static void program_translate(cl_program p, cl_device_id dev, struct vast_launch
     cl_bool images = CL_FALSE;
     dev->backend->dispatch->clGetDeviceInfo(dev->real, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
     struct translate_options opts = {p->options, ext, images, NULL};
-    int rc = translate_program(p->source, &opts, &s->tr);
+    int rc = vast_kcache_translate(dev, p->source, &opts, &s->tr); /* or the cached translation */
     free(ext);
     if (rc != 0) {
         vast_warn("program %p cannot be translated: %s", (void *)p, s->tr && s->tr->error ? s->tr->error : "?");
