@@ -234,7 +234,7 @@ cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *opti
     return p;
 }
 
-void vast_kcache_stats_print(FILE *out)
+void vast_kcache_stats_print(FILE *out, uint64_t critical_ns)
 {
     unsigned long th = atomic_load(&translate_hits), tr = atomic_load(&translations), bh = atomic_load(&binary_hits),
                   br = atomic_load(&binary_rejected), sb = atomic_load(&source_builds), st = atomic_load(&stored);
@@ -243,6 +243,6 @@ void vast_kcache_stats_print(FILE *out)
     const struct vast_diskcache *c = vast_diskcache_default();
     fprintf(out,
             "vast: stats: cache=\"%s\" translation_hits=%lu translations=%lu binary_hits=%lu source_builds=%lu "
-            "binary_rejected=%lu stored=%lu build_s=%.6f\n",
-            c != NULL ? c->dir : "off", th, tr, bh, sb, br, st, atomic_load(&build_ns) * 1e-9);
+            "binary_rejected=%lu stored=%lu build_s=%.6f critical_s=%.6f\n",
+            c != NULL ? c->dir : "off", th, tr, bh, sb, br, st, atomic_load(&build_ns) * 1e-9, critical_ns * 1e-9);
 }

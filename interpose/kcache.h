@@ -28,7 +28,9 @@ int vast_kcache_translate(cl_device_id dev, const char *source, const struct tra
  * succeeded (a failed program is returned for its build log; NULL when none could be made). */
 cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, bool *built);
 
-/* One `vast: stats: cache ...` line (VAST_STATS=1), when anything was translated or built. */
-void vast_kcache_stats_print(FILE *out);
+/* One `vast: stats: cache ...` line (VAST_STATS=1), when anything was translated or built:
+ * hits and misses of each kind, build_s (time translating and building on any thread, cache
+ * lookups included) and critical_s (the launches' build time: what they waited for). */
+void vast_kcache_stats_print(FILE *out, uint64_t critical_ns);
 
 #endif
