@@ -231,7 +231,7 @@ static struct entry *list_entries(const struct vast_diskcache *c, size_t *count,
                 break;
             list = more;
         }
-        snprintf(list[n].name, sizeof list[n].name, "%s", e->d_name);
+        memcpy(list[n].name, e->d_name, nl + 1); /* nl < sizeof name: checked above */
         list[n].mtime = st.st_mtim;
         list[n].bytes = (uint64_t)st.st_size;
         *total += list[n++].bytes;
