@@ -93,10 +93,11 @@ static void entry_path(const struct vast_diskcache *c, const uint8_t key[VAST_SH
     snprintf(out, size, "%s/%s" VAST_DISKCACHE_SUFFIX, c->dir, hex);
 }
 
-static bool read_all(int fd, void *buf, size_t len)
+/* All len bytes read (or written), across short transfers and signals. */
+static bool transfer_all(int fd, void *buf, size_t len, bool writing)
 {
     for (size_t done = 0; done < len;) {
-        ssize_t n = read(fd, (char *)buf + done, len - done);
+        ssize_t n = writing ? write(fd, (const char *)buf + done, len - done) : read(fd, (char *)buf + done, len - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -106,18 +107,8 @@ static bool read_all(int fd, void *buf, size_t len)
     return true;
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
-{
-    for (size_t done = 0; done < len;) {
-        ssize_t n = write(fd, (const char *)buf + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += (size_t)n;
-    }
-    return true;
-}
+static bool read_all(int fd, void *buf, size_t len) { return transfer_all(fd, buf, len, false); }
+static bool write_all(int fd, const void *buf, size_t len) { return transfer_all(fd, (void *)buf, len, true); }
 
 /* The entry's payload if its header and checksum hold, else NULL. */
 static void *read_entry(int fd, const uint8_t key[VAST_SHA256_BYTES], uint64_t max_bytes, size_t *len)
