@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct job {
@@ -37,7 +38,8 @@ static void *worker(void *unused)
             tail = &head;
         busy = true;
         pthread_mutex_unlock(&lock);
-        vast_variant_prebuild(j->program, j->device);
+        if (atomic_load(&j->program->obj.refcount) > 1) /* else the application released it: skip */
+            vast_variant_prebuild(j->program, j->device);
         VAST_RELEASE(j->program);
         free(j);
         pthread_mutex_lock(&lock);

@@ -6,7 +6,6 @@
 #include "variant.h"
 
 #include "api.h"
-#include "../base/config.h"
 #include "check.h"
 #include "kcache.h"
 #include "platform.h"
@@ -218,17 +217,6 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
     return s;
 }
 
-/* Whether the launches of a translation's kernels may need the inspector: a kernel without host
- * page sets, or one whose loops run in iteration ranges (stride.c plans them with it). */
-static bool may_inspect(const struct translate_result *tr)
-{
-    bool any = false;
-    for (size_t i = 0; tr != NULL && i < tr->num_kernels; i++)
-        any |= tr->kernels[i].paged_ok &&
-               (tr->kernels[i].affine == NULL || tr->kernels[i].iteration_ranges || vast_config_get()->inspect != VAST_INSPECT_AUTO);
-    return any;
-}
-
 bool vast_variant_claim_prebuild(cl_program p)
 {
     pthread_mutex_lock(&p->obj.lock);
@@ -240,12 +228,9 @@ bool vast_variant_claim_prebuild(cl_program p)
     return claim;
 }
 
-void vast_variant_prebuild(cl_program p, cl_device_id dev)
-{
-    struct vast_launch_program *s = program_state(p, dev, false, true);
-    if (s != NULL && may_inspect(s->tr))
-        program_state(p, dev, true, true);
-}
+/* The inspector is left to the first partitioned launch that needs it: built speculatively it
+ * cost every program a second build (pyopencl's elementwise kernels, run resident, never use it). */
+void vast_variant_prebuild(cl_program p, cl_device_id dev) { program_state(p, dev, false, true); }
 
 const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, const char **why)
 {

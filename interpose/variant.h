@@ -37,8 +37,8 @@ void vast_variant_give(cl_kernel kernel, enum vast_variant v, cl_kernel real);
 
 /* Background builds (prebuild.c): claims the program's translation for one (false when the
  * program has no source, or its translation was claimed or done already), and does it: the
- * translation, the paged variant and, when a kernel may need it, the inspector, each step
- * once; a launch that needs a step a background build is doing waits for it. Quiet: the
+ * translation and the paged variant, once; a launch that needs them while a background build
+ * is doing them waits for it (the inspector is built by the first launch that needs it). Quiet: the
  * warnings and build errors are logged at the first launch that needs the variants. */
 bool vast_variant_claim_prebuild(cl_program program);
 void vast_variant_prebuild(cl_program program, cl_device_id device);
