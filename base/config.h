@@ -43,7 +43,12 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
       "else the inspector kernel), device (always the inspector), check (both; a host set missing a page "  \
       "the inspector marked fails the launch)")                                                  \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \
-    X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file")
+    X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file") \
+    X(STRING, cache_dir, "VAST_CACHE_DIR", "auto",                                                \
+      "folder of VAST's persistent cache of translations and variant binaries; auto: "             \
+      "$XDG_CACHE_HOME/vast, else $HOME/.cache/vast; empty or off: no cache")                      \
+    X(SIZE, cache_max, "VAST_CACHE_MAX", "256M",                                                  \
+      "bound of that cache's size; the least recently used entries go first")
 
 struct vast_config {
 #define VAST_CONFIG_FIELD_STRING(f) char f[512];

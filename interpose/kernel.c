@@ -11,6 +11,7 @@
 #include "launch.h"
 #include "mem.h"
 #include "pagecache.h"
+#include "prebuild.h"
 #include "vbuf.h"
 
 #include <stdlib.h>
@@ -44,6 +45,7 @@ static cl_kernel kernel_wrap(cl_program program, cl_kernel real)
     VAST_RETAIN(program);
     program->context->backend->dispatch->clGetKernelInfo(real, CL_KERNEL_FUNCTION_NAME, sizeof k->name, k->name,
                                                          NULL);
+    vast_prebuild_start(program, program->context->devices[0]); /* unless clBuildProgram did */
     return k;
 }
 

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "launch.h"
 #include "platform.h"
+#include "prebuild.h"
 #include "progbin.h"
 
 #include <stdlib.h>
@@ -291,6 +292,8 @@ cl_int vast_clBuildProgram(cl_program program, cl_uint num_devices, const cl_dev
                  t ? vast_trampoline_program_run : NULL, t);
         vast_trampoline_settle(t, err);
     }
+    if (err == CL_SUCCESS) /* the paged variants on VAST's worker, from the options just set */
+        vast_prebuild_start(program, num_devices > 0 ? device_list[0] : program->context->devices[0]);
     vast_list_free(&devices);
     return err;
 }

@@ -4,6 +4,7 @@
 #include "stats.h"
 
 #include "../base/config.h"
+#include "kcache.h"
 #include "object.h"
 #include "pagecache.h"
 #include "platform.h"
@@ -84,7 +85,12 @@ void vast_stats_print(void)
                         t->plan_ns * 1e-9, t->transfer_ns * 1e-9, t->kernel_ns * 1e-9, t->total_ns * 1e-9, t->host_plans,
                         t->on_queue);
         }
+    uint64_t critical_ns = 0; /* launches waiting for translations and builds */
+    for (struct kernel_stats *k = kernels; k != NULL; k = k->next)
+        for (int m = 0; m < VAST_MODE_COUNT; m++)
+            critical_ns += k->sum[m].build_ns;
     pthread_mutex_unlock(&stats_lock);
+    vast_kcache_stats_print(stderr, critical_ns);
     cl_device_id *devices;
     size_t n = vast_platform_devices(&devices);
     for (size_t i = 0; i < n; i++) {

@@ -7,11 +7,14 @@
 
 #include "api.h"
 #include "check.h"
+#include "kcache.h"
 #include "platform.h"
 #include "pagecache.h"
 #include "translate.h"
 #include "vbuf.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +30,14 @@ _Static_assert(VAST_PC_ENTRY_CHUNK_SHIFT == TRANSLATE_LPT_CHUNK_SHIFT &&
 struct vast_launch_program {
     bool tried;              /* translation attempted (once) */
     bool inspector_tried;    /* inspector build attempted (once) */
+    bool busy;               /* a thread translates or builds with the lock released; others wait on idle */
+    bool queued;             /* a background build was asked for (prebuild.c) */
+    bool diags_logged;       /* the translation's warnings were logged */
+    pthread_cond_t idle;
     struct translate_result *tr;
     cl_program built[VAST_VARIANT_COUNT]; /* paged and inspector programs (real, shared context) */
+    char *warning, *error[VAST_VARIANT_COUNT]; /* what the translation and each build said, logged at
+                                                  the first launch that needs them */
 };
 
 struct vast_variant_pool {
@@ -36,23 +45,37 @@ struct vast_variant_pool {
     unsigned nidle[VAST_VARIANT_COUNT];
 };
 
-static void log_build_failure(struct vast_backend *be, cl_program real, cl_device_id dev, cl_program app,
-                              const char *what)
+/* A malloc'ed message (NULL when out of memory). */
+static char *message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *message(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = NULL;
+    if (vasprintf(&m, fmt, ap) < 0)
+        m = NULL;
+    va_end(ap);
+    return m;
+}
+
+static char *build_failure(struct vast_backend *be, cl_program real, cl_device_id dev, cl_program app,
+                           const char *what)
 {
     size_t size = 0;
     be->dispatch->clGetProgramBuildInfo(real, dev->real, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
     char *log = calloc(1, size + 1);
     if (log != NULL)
         be->dispatch->clGetProgramBuildInfo(real, dev->real, CL_PROGRAM_BUILD_LOG, size, log, NULL);
-    vast_error("the %s variant of program %p does not build on %s:\n%.2000s", what, (void *)app, dev->name,
-               log ? log : "");
+    char *m = message("the %s variant of program %p does not build on %s:\n%.2000s", what, (void *)app, dev->name,
+                      log ? log : "");
     free(log);
+    return m;
 }
 
 /* The translated programs are built for the device's page cache: its page shift and chunk
  * count become constants (translate.h, VAST_PAGE_SHIFT and VAST_POOL_CHUNKS). */
 static cl_program build_source(cl_program app, cl_device_id dev, const char *src, const char *options,
-                               const char *what)
+                               const char *what, char **error)
 {
     struct vast_backend *be = dev->backend;
     cl_int err;
@@ -62,9 +85,10 @@ static cl_program build_source(cl_program app, cl_device_id dev, const char *src
     if (opts != NULL)
         snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu", options ? options : "",
                  pool->page_shift, pool->nchunks);
-    cl_program p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, &err);
-    if (p != NULL && be->dispatch->clBuildProgram(p, 1, &dev->real, opts ? opts : options, NULL, NULL) != CL_SUCCESS) {
-        log_build_failure(be, p, dev, app, what);
+    bool built;
+    cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &built); /* a cached binary, else source */
+    if (p != NULL && !built) {
+        *error = build_failure(be, p, dev, app, what);
         be->dispatch->clReleaseProgram(p);
         p = NULL;
     }
@@ -88,55 +112,129 @@ static const char *no_source_why(const struct _cl_program *p)
     }
 }
 
-/* Translate the program and build its paged variant, once (program lock held). */
-static void program_translate(cl_program p, cl_device_id dev, struct vast_launch_program *s)
+/* What one step (a translation, a build) made, without the program lock; merged under it. */
+struct step {
+    struct translate_result *tr;
+    cl_program built;
+    char *warning, *error;
+};
+
+/* Translates the program and builds its paged variant (the program lock is not held: the
+ * application's calls on the program do not wait for libclang). */
+static void program_translate(cl_program p, cl_device_id dev, const char *options, struct step *s)
 {
-    s->tried = true;
     if (p->source == NULL) {
-        vast_warn("program %p: its kernels cannot be paged: %s", (void *)p, no_source_why(p));
+        s->warning = message("program %p: its kernels cannot be paged: %s", (void *)p, no_source_why(p));
         return;
     }
     size_t size;
     char *ext = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_EXTENSIONS, &size);
     cl_bool images = CL_FALSE;
     dev->backend->dispatch->clGetDeviceInfo(dev->real, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
-    struct translate_options opts = {p->options, ext, images, NULL};
-    int rc = translate_program(p->source, &opts, &s->tr);
+    struct translate_options opts = {options, ext, images, NULL};
+    struct translate_result *tr = NULL;
+    int rc = vast_kcache_translate(dev, p->source, &opts, &tr); /* or the cached translation */
     free(ext);
     if (rc != 0) {
-        vast_warn("program %p cannot be translated: %s", (void *)p, s->tr && s->tr->error ? s->tr->error : "?");
+        s->warning = message("program %p cannot be translated: %s", (void *)p, tr && tr->error ? tr->error : "?");
+        s->tr = tr;
         return;
     }
-    for (size_t i = 0; i < s->tr->num_diags; i++) {
+    s->built = build_source(p, dev, tr->paged_source, tr->build_options, "paged", &s->error);
+    vast_info("program %p translated in %.1f ms: %zu kernel(s)", (void *)p, tr->seconds * 1e3, tr->num_kernels);
+    s->tr = tr;
+}
+
+/* What the translation and builds said, once, at the first launch that needs them (a background
+ * build stays quiet: a program whose launches all run direct logs nothing). Lock held. */
+static void report(cl_program p, struct vast_launch_program *s)
+{
+    if (s->warning != NULL)
+        vast_warn("%s", s->warning);
+    free(s->warning);
+    s->warning = NULL;
+    for (int v = 0; v < VAST_VARIANT_COUNT; v++) {
+        if (s->error[v] != NULL)
+            vast_error("%s", s->error[v]);
+        free(s->error[v]);
+        s->error[v] = NULL;
+    }
+    for (size_t i = 0; !s->diags_logged && s->tr != NULL && i < s->tr->num_diags; i++) {
         struct translate_diag *dg = &s->tr->diags[i];
         vast_warn("kernel '%s' cannot be paged: %s (%s:%u): %s", dg->kernel ? dg->kernel : "*", dg->construct,
                   dg->file ? dg->file : "?", dg->line, dg->message);
     }
-    s->built[VAST_VARIANT_PAGED] = build_source(p, dev, s->tr->paged_source, s->tr->build_options, "paged");
-    vast_info("program %p translated in %.1f ms: %zu kernel(s)", (void *)p, s->tr->seconds * 1e3, s->tr->num_kernels);
+    s->diags_logged = true;
+    (void)p;
 }
 
-/* The program's state with the translation done (and the inspector built if asked), or NULL. */
-static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector)
+static struct vast_launch_program *state_of(cl_program p)
+{
+    if (p->launch == NULL && (p->launch = calloc(1, sizeof *p->launch)) != NULL)
+        pthread_cond_init(&p->launch->idle, NULL);
+    return p->launch;
+}
+
+/* The program's state with the translation done (and the inspector built if asked), or NULL.
+ * One thread does each step (s->busy, the lock released meanwhile); the others wait for it, so a
+ * launch waits only for what a background build (prebuild.c) has not done yet. */
+static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector, bool quiet)
 {
     pthread_mutex_lock(&p->obj.lock);
-    if (p->launch == NULL)
-        p->launch = calloc(1, sizeof *p->launch);
-    struct vast_launch_program *s = p->launch;
-    if (s != NULL && !s->tried)
-        program_translate(p, dev, s);
-    if (s != NULL && inspector && !s->inspector_tried && s->tr != NULL && s->tr->inspector_source != NULL) {
-        s->inspector_tried = true;
-        s->built[VAST_VARIANT_INSPECTOR] =
-            build_source(p, dev, s->tr->inspector_source, s->tr->build_options, "inspector");
+    struct vast_launch_program *s = state_of(p);
+    while (s != NULL) {
+        while (s->busy)
+            pthread_cond_wait(&s->idle, &p->obj.lock);
+        bool translate = !s->tried;
+        bool inspect = !translate && inspector && !s->inspector_tried && s->tr != NULL && s->tr->inspector_source != NULL;
+        if (!translate && !inspect)
+            break;
+        s->busy = s->tried = true;
+        s->inspector_tried = s->inspector_tried || inspect;
+        char *options = translate && p->options != NULL ? strdup(p->options) : NULL;
+        const struct translate_result *tr = s->tr;
+        pthread_mutex_unlock(&p->obj.lock);
+        struct step out = {0};
+        if (translate)
+            program_translate(p, dev, options, &out);
+        else
+            out.built = build_source(p, dev, tr->inspector_source, tr->build_options, "inspector", &out.error);
+        free(options);
+        pthread_mutex_lock(&p->obj.lock);
+        if (translate)
+            s->tr = out.tr;
+        enum vast_variant v = translate ? VAST_VARIANT_PAGED : VAST_VARIANT_INSPECTOR;
+        s->built[v] = out.built;
+        s->error[v] = out.error;
+        if (translate)
+            s->warning = out.warning;
+        s->busy = false;
+        pthread_cond_broadcast(&s->idle);
     }
+    if (s != NULL && !quiet)
+        report(p, s);
     pthread_mutex_unlock(&p->obj.lock);
     return s;
 }
 
+bool vast_variant_claim_prebuild(cl_program p)
+{
+    pthread_mutex_lock(&p->obj.lock);
+    struct vast_launch_program *s = p->source != NULL ? state_of(p) : NULL;
+    bool claim = s != NULL && !s->queued && !s->tried;
+    if (claim)
+        s->queued = true;
+    pthread_mutex_unlock(&p->obj.lock);
+    return claim;
+}
+
+/* The inspector is left to the first partitioned launch that needs it: built speculatively it
+ * cost every program a second build (pyopencl's elementwise kernels, run resident, never use it). */
+void vast_variant_prebuild(cl_program p, cl_device_id dev) { program_state(p, dev, false, true); }
+
 const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, const char **why)
 {
-    struct vast_launch_program *s = program_state(k->program, dev, false);
+    struct vast_launch_program *s = program_state(k->program, dev, false, false);
     *why = k->program->source == NULL ? no_source_why(k->program) : "its program could not be translated";
     for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels; i++) {
         const struct translate_kernel *tk = &s->tr->kernels[i];
@@ -189,7 +287,7 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     if (v == VAST_VARIANT_ORIGINAL) {
         from = atomic_load(&k->program->real);
     } else {
-        struct vast_launch_program *s = program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR);
+        struct vast_launch_program *s = program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR, false);
         from = s != NULL ? s->built[v] : NULL;
     }
     cl_int err = CL_INVALID_PROGRAM;
@@ -234,6 +332,10 @@ void vast_variant_program_free(cl_program program)
             program->context->backend->dispatch->clReleaseProgram(s->built[v]);
     if (s->tr != NULL)
         translate_result_free(s->tr);
+    free(s->warning);
+    for (int v = 0; v < VAST_VARIANT_COUNT; v++)
+        free(s->error[v]);
+    pthread_cond_destroy(&s->idle);
     free(s);
     program->launch = NULL;
 }

@@ -35,6 +35,14 @@ bool vast_variant_arg_written(const struct translate_kernel *tk, cl_uint index);
 cl_kernel vast_variant_take(cl_kernel kernel, enum vast_variant v, cl_device_id device);
 void vast_variant_give(cl_kernel kernel, enum vast_variant v, cl_kernel real);
 
+/* Background builds (prebuild.c): claims the program's translation for one (false when the
+ * program has no source, or its translation was claimed or done already), and does it: the
+ * translation and the paged variant, once; a launch that needs them while a background build
+ * is doing them waits for it (the inspector is built by the first launch that needs it). Quiet: the
+ * warnings and build errors are logged at the first launch that needs the variants. */
+bool vast_variant_claim_prebuild(cl_program program);
+void vast_variant_prebuild(cl_program program, cl_device_id device);
+
 /* Free the pools of a kernel and the translation of a program (their destruction). */
 void vast_variant_kernel_free(cl_kernel kernel);
 void vast_variant_program_free(cl_program program);

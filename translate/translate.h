@@ -271,4 +271,12 @@ int translate_program(const char *source, const struct translate_options *opts,
                       struct translate_result **out);
 void translate_result_free(struct translate_result *res);
 
+/* A translation as bytes (translate/serial.c; VAST's persistent cache keeps them): every field,
+ * in a versioned format that carries TRANSLATE_ABI_VERSION. Returns a malloc'ed buffer of *len
+ * bytes, or NULL when out of memory. */
+void *translate_result_pack(const struct translate_result *res, size_t *len);
+/* The translation those bytes hold: 0 and *out (free with translate_result_free), or -1 when
+ * they are not a whole translation of this format and ABI (*out NULL). Never trusts a length. */
+int translate_result_unpack(const void *data, size_t len, struct translate_result **out);
+
 #endif

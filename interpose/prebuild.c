@@ -1,0 +1,115 @@
+/*
+ * prebuild.c: see prebuild.h. One worker thread, started on first use, over a FIFO of
+ * (program, device) jobs under `lock`; `changed` wakes the worker and the drainers. The job a
+ * worker has in hand is `busy`; the exit handler sets `stopping` and waits for it.
+ * See also variant.c (vast_variant_claim_prebuild, vast_variant_prebuild).
+ */
+#include "prebuild.h"
+
+#include "variant.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+struct job {
+    struct job *next;
+    cl_program program; /* retained */
+    cl_device_id device;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static struct job *head, **tail = &head;
+static bool started, stopping, busy;
+
+static void *worker(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (head == NULL && !stopping)
+            pthread_cond_wait(&changed, &lock);
+        if (stopping)
+            break;
+        struct job *j = head;
+        if ((head = j->next) == NULL)
+            tail = &head;
+        busy = true;
+        pthread_mutex_unlock(&lock);
+        if (atomic_load(&j->program->obj.refcount) > 1) /* else the application released it: skip */
+            vast_variant_prebuild(j->program, j->device);
+        VAST_RELEASE(j->program);
+        free(j);
+        pthread_mutex_lock(&lock);
+        busy = false;
+        pthread_cond_broadcast(&changed);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* At exit: the step in hand ends before the drivers and libclang are torn down. */
+static void stop_at_exit(void)
+{
+    pthread_mutex_lock(&lock);
+    stopping = true;
+    pthread_cond_broadcast(&changed);
+    while (busy)
+        pthread_cond_wait(&changed, &lock);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Lock held. */
+static bool start_worker(void)
+{
+    if (started)
+        return true;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the application's signals stay on its threads */
+    pthread_t t;
+    started = pthread_create(&t, &attr, worker, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (started)
+        atexit(stop_at_exit);
+    return started;
+}
+
+void vast_prebuild_start(cl_program program, cl_device_id device)
+{
+    if (device == NULL || !device->is_root || !vast_variant_claim_prebuild(program))
+        return;
+    struct job *j = malloc(sizeof *j);
+    if (j == NULL)
+        return; /* the launch builds */
+    j->next = NULL;
+    j->program = program;
+    j->device = device;
+    VAST_RETAIN(program);
+    pthread_mutex_lock(&lock);
+    bool queued = !stopping && start_worker();
+    if (queued) {
+        *tail = j;
+        tail = &j->next;
+        pthread_cond_broadcast(&changed);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!queued) {
+        VAST_RELEASE(program);
+        free(j);
+    }
+}
+
+void vast_prebuild_drain(void)
+{
+    pthread_mutex_lock(&lock);
+    while ((head != NULL || busy) && !stopping)
+        pthread_cond_wait(&changed, &lock);
+    pthread_mutex_unlock(&lock);
+}

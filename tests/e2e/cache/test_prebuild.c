@@ -1,0 +1,131 @@
+/*
+ * test_prebuild: background builds (interpose/prebuild.c) through VAST on PoCL, vast_core linked
+ * in, VAST's cache off (every build is real), paging forced in a 2 MiB budget (CTest's
+ * environment): programs released right after clBuildProgram while their builds run; a
+ * launch right after the build waits for the background build and computes the right result
+ * (odd size, output poisoned); after the worker drains, a kernel's translation is known
+ * without any launch (the build ran off the application's thread); with "exit" as argument,
+ * the process exits while a build is in hand (the exit handler waits for it).
+ */
+#include "../platform/common.h"
+#include "interpose/prebuild.h"
+#include "interpose/variant.h"
+#include "vast_cmocka.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static cl_device_id device;
+static cl_context ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    device = test_device(test_platform());
+    ctx = test_context(device);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    vast_prebuild_drain();
+    CHECK_CL(clReleaseContext(ctx));
+    return 0;
+}
+
+/* A program whose source differs by k (so no two share a translation). */
+static cl_program build_nth(unsigned k)
+{
+    char src[512];
+    snprintf(src, sizeof src,
+             "__kernel void axpb(__global const uint *x, __global uint *y, uint a) {\n"
+             "    size_t i = get_global_id(0);\n"
+             "    y[i] = a * x[i] + %uu + (uint)i;\n"
+             "}\n",
+             k);
+    return test_program(ctx, device, src);
+}
+
+static void test_release_while_building(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k < 4; k++)
+        CHECK_CL(clReleaseProgram(build_nth(100 + k)));
+    vast_prebuild_drain();
+}
+
+static void test_launch_waits_for_background_build(void **state)
+{
+    (void)state;
+    enum { N = 300007 }; /* 1.2 MB each: partitioned in the 2 MiB budget with both buffers */
+    static cl_uint x[N], y[N];
+    for (size_t i = 0; i < N; i++)
+        x[i] = (cl_uint)(i * 2654435761u);
+    cl_program p = build_nth(7);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "axpb", &err);
+    CHECK_CL(err);
+    cl_mem bx = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+    CHECK_CL(err);
+    memset(y, 0xa5, sizeof y); /* poison */
+    cl_mem by = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY | CL_MEM_COPY_HOST_PTR, sizeof y, y, &err);
+    CHECK_CL(err);
+    cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
+    CHECK_CL(err);
+    cl_uint a = 3;
+    CHECK_CL(clSetKernelArg(k, 0, sizeof bx, &bx));
+    CHECK_CL(clSetKernelArg(k, 1, sizeof by, &by));
+    CHECK_CL(clSetKernelArg(k, 2, sizeof a, &a));
+    size_t global = N;
+    CHECK_CL(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+    CHECK_CL(clEnqueueReadBuffer(q, by, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL));
+    for (size_t i = 0; i < N; i++)
+        if (y[i] != 3u * x[i] + 7u + (cl_uint)i)
+            fail_msg("y[%zu] = %u, expected %u", i, y[i], 3u * x[i] + 7u + (cl_uint)i);
+    assert_non_null(vast_variant_meta_known(k)); /* it ran paged: the translation is there */
+    CHECK_CL(clReleaseCommandQueue(q));
+    CHECK_CL(clReleaseMemObject(bx));
+    CHECK_CL(clReleaseMemObject(by));
+    CHECK_CL(clReleaseKernel(k));
+    CHECK_CL(clReleaseProgram(p));
+}
+
+static void test_translated_without_a_launch(void **state)
+{
+    (void)state;
+    cl_program p = build_nth(8);
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "axpb", &err);
+    CHECK_CL(err);
+    vast_prebuild_drain();
+    assert_non_null(vast_variant_meta_known(k));
+    CHECK_CL(clReleaseKernel(k));
+    CHECK_CL(clReleaseProgram(p));
+}
+
+static int prebuild_tests(void);
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "exit") == 0) { /* exit with a build in hand */
+        device = test_device(test_platform());
+        ctx = test_context(device);
+        build_nth(9);
+        build_nth(10);
+        printf("exiting with builds queued\n");
+        return 0;
+    }
+    return prebuild_tests();
+}
+
+#define main prebuild_tests
+VAST_CMOCKA_MAIN(setup, teardown, test_release_while_building, test_launch_waits_for_background_build,
+                 test_translated_without_a_launch)
+#undef main
