@@ -84,6 +84,10 @@ struct vast_pool {
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
     size_t clock_hand, free_hint, free_count;
     struct vast_pc_buffer *roots; /* root buffers on this pool (pool lock; pagecache_check) */
+    /* Twins (peers.c): per frame, the bytes its page was loaded with, for pages of buffers
+     * shared with other pools; a lazily committed mapping of nframes pages, made when the
+     * first shared buffer joins (pool lock), unmapped with the pool. */
+    unsigned char *twins;
     /* Duplex window in pages; 0: simplex (also when ops lack read_unordered). */
     _Atomic size_t duplex_pages;
     struct {
@@ -183,6 +187,9 @@ static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t 
 size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out);
 /* Pool lock held: the frame becomes free (no tag, no flags, no pins). */
 void pagecache_free_frame(struct vast_pool *pool, uint32_t f);
+
+/* Unmaps the pool's twins (peers.c), if it has any. */
+void pagecache_free_twins(struct vast_pool *pool);
 
 void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out);
 /* Frames holding a page, dirty ones, pinned ones (racy snapshot, for tests and stats). */
