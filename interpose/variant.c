@@ -24,15 +24,24 @@ _Static_assert(VAST_PC_ENTRY_CHUNK_SHIFT == TRANSLATE_LPT_CHUNK_SHIFT &&
                    VAST_PC_NO_ENTRY == TRANSLATE_NO_FRAME,
                "page-table entry encoding: pagecache and translated kernels disagree");
 
+/* The paged and inspector programs of one device (real, on the shared context): each built
+ * once, for that device's page cache (page shift, chunk count), when a launch there needs it. */
+struct vast_device_builds {
+    cl_device_id dev;     /* a root VAST device */
+    bool paged_tried, inspector_tried;
+    cl_program built[VAST_VARIANT_COUNT];
+};
+
 struct vast_launch_program {
-    bool tried;              /* translation attempted (once) */
-    bool inspector_tried;    /* inspector build attempted (once) */
+    bool tried;              /* translation attempted (once, for every device) */
     struct translate_result *tr;
-    cl_program built[VAST_VARIANT_COUNT]; /* paged and inspector programs (real, shared context) */
+    struct vast_device_builds *devs; /* per device that launched a paged kernel of it */
+    size_t ndevs;
 };
 
 struct vast_variant_pool {
     cl_kernel idle[VAST_VARIANT_COUNT][POOL_KEEP];
+    cl_device_id idle_dev[VAST_VARIANT_COUNT][POOL_KEEP]; /* the device its program is built for */
     unsigned nidle[VAST_VARIANT_COUNT];
 };
 
@@ -112,12 +121,28 @@ static void program_translate(cl_program p, cl_device_id dev, struct vast_launch
         vast_warn("kernel '%s' cannot be paged: %s (%s:%u): %s", dg->kernel ? dg->kernel : "*", dg->construct,
                   dg->file ? dg->file : "?", dg->line, dg->message);
     }
-    s->built[VAST_VARIANT_PAGED] = build_source(p, dev, s->tr->paged_source, s->tr->build_options, "paged");
     vast_info("program %p translated in %.1f ms: %zu kernel(s)", (void *)p, s->tr->seconds * 1e3, s->tr->num_kernels);
 }
 
-/* The program's state with the translation done (and the inspector built if asked), or NULL. */
-static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector)
+/* The builds of dev in s, added when missing (program lock held); NULL without memory. */
+static struct vast_device_builds *device_builds(struct vast_launch_program *s, cl_device_id dev)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i].dev == dev)
+            return &s->devs[i];
+    struct vast_device_builds *d = realloc(s->devs, (s->ndevs + 1) * sizeof *d);
+    if (d == NULL)
+        return NULL;
+    s->devs = d;
+    d = &s->devs[s->ndevs++];
+    *d = (struct vast_device_builds){.dev = dev};
+    return d;
+}
+
+/* The program's translation (once) and dev's paged program (and inspector, if asked), built
+ * once per device; *builds receives dev's (NULL when none). NULL without memory. */
+static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector,
+                                                 struct vast_device_builds **builds)
 {
     pthread_mutex_lock(&p->obj.lock);
     if (p->launch == NULL)
@@ -125,18 +150,25 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
     struct vast_launch_program *s = p->launch;
     if (s != NULL && !s->tried)
         program_translate(p, dev, s);
-    if (s != NULL && inspector && !s->inspector_tried && s->tr != NULL && s->tr->inspector_source != NULL) {
-        s->inspector_tried = true;
-        s->built[VAST_VARIANT_INSPECTOR] =
+    struct vast_device_builds *d = s != NULL && s->tr != NULL ? device_builds(s, dev) : NULL;
+    if (d != NULL && !d->paged_tried) {
+        d->paged_tried = true;
+        d->built[VAST_VARIANT_PAGED] = build_source(p, dev, s->tr->paged_source, s->tr->build_options, "paged");
+    }
+    if (d != NULL && inspector && !d->inspector_tried && s->tr->inspector_source != NULL) {
+        d->inspector_tried = true;
+        d->built[VAST_VARIANT_INSPECTOR] =
             build_source(p, dev, s->tr->inspector_source, s->tr->build_options, "inspector");
     }
     pthread_mutex_unlock(&p->obj.lock);
+    *builds = d;
     return s;
 }
 
 const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, const char **why)
 {
-    struct vast_launch_program *s = program_state(k->program, dev, false);
+    struct vast_device_builds *b;
+    struct vast_launch_program *s = program_state(k->program, dev, false, &b);
     *why = k->program->source == NULL ? no_source_why(k->program) : "its program could not be translated";
     for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels; i++) {
         const struct translate_kernel *tk = &s->tr->kernels[i];
@@ -144,9 +176,9 @@ const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, 
             continue;
         if (!tk->paged_ok)
             *why = "the translator rejected a construct (see the warning above)";
-        else if (s->built[VAST_VARIANT_PAGED] == NULL)
+        else if (b == NULL || b->built[VAST_VARIANT_PAGED] == NULL)
             *why = "its paged variant does not build on the device";
-        return tk->paged_ok && s->built[VAST_VARIANT_PAGED] != NULL ? tk : NULL;
+        return tk->paged_ok && b != NULL && b->built[VAST_VARIANT_PAGED] != NULL ? tk : NULL;
     }
     return NULL;
 }
@@ -181,7 +213,14 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     if (k->variants == NULL)
         k->variants = calloc(1, sizeof *k->variants);
     struct vast_variant_pool *pool = k->variants;
-    cl_kernel real = pool != NULL && pool->nidle[v] > 0 ? pool->idle[v][--pool->nidle[v]] : NULL;
+    cl_kernel real = NULL;
+    for (unsigned i = 0; pool != NULL && i < pool->nidle[v] && real == NULL; i++)
+        if (pool->idle_dev[v][i] == dev || v == VAST_VARIANT_ORIGINAL) { /* the original: every device's */
+            real = pool->idle[v][i];
+            pool->nidle[v]--;
+            pool->idle[v][i] = pool->idle[v][pool->nidle[v]];
+            pool->idle_dev[v][i] = pool->idle_dev[v][pool->nidle[v]];
+        }
     pthread_mutex_unlock(&k->obj.lock);
     if (real != NULL || pool == NULL)
         return real;
@@ -189,8 +228,9 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     if (v == VAST_VARIANT_ORIGINAL) {
         from = atomic_load(&k->program->real);
     } else {
-        struct vast_launch_program *s = program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR);
-        from = s != NULL ? s->built[v] : NULL;
+        struct vast_device_builds *b;
+        program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR, &b);
+        from = b != NULL ? b->built[v] : NULL;
     }
     cl_int err = CL_INVALID_PROGRAM;
     if (from != NULL)
@@ -200,15 +240,17 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     return real;
 }
 
-void vast_variant_give(cl_kernel k, enum vast_variant v, cl_kernel real)
+void vast_variant_give(cl_kernel k, enum vast_variant v, cl_kernel real, cl_device_id dev)
 {
     if (real == NULL)
         return;
     pthread_mutex_lock(&k->obj.lock);
     struct vast_variant_pool *pool = k->variants;
     bool kept = pool != NULL && pool->nidle[v] < POOL_KEEP;
-    if (kept)
+    if (kept) {
+        pool->idle_dev[v][pool->nidle[v]] = dev;
         pool->idle[v][pool->nidle[v]++] = real;
+    }
     pthread_mutex_unlock(&k->obj.lock);
     if (!kept)
         k->program->context->backend->dispatch->clReleaseKernel(real);
@@ -229,9 +271,11 @@ void vast_variant_program_free(cl_program program)
     struct vast_launch_program *s = program->launch;
     if (s == NULL)
         return;
-    for (int v = 0; v < VAST_VARIANT_COUNT; v++)
-        if (s->built[v] != NULL)
-            program->context->backend->dispatch->clReleaseProgram(s->built[v]);
+    for (size_t i = 0; i < s->ndevs; i++)
+        for (int v = 0; v < VAST_VARIANT_COUNT; v++)
+            if (s->devs[i].built[v] != NULL)
+                program->context->backend->dispatch->clReleaseProgram(s->devs[i].built[v]);
+    free(s->devs);
     if (s->tr != NULL)
         translate_result_free(s->tr);
     free(s);
