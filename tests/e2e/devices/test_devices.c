@@ -18,6 +18,8 @@
  *   fromtype  clCreateContextFromType(CL_DEVICE_TYPE_ALL) with every device: the issue pattern
  *   buildlist clBuildProgram for a device list: one device only (build status per device,
  *             a launch there), then both (a launch on the other)
+ *   subbuf    each device doubles its own sub-buffer (one half) of one buffer, then device 1
+ *             adds 1 to the first half through the parent
  *   three     with three devices: each a third; device 2 adds 1 to device 0's third
  * and, through VAST only, "subdevices": a virtual device is not partitioned
  * (CL_DEVICE_PARTITION_PROPERTIES is {0}, clCreateSubDevices gives CL_INVALID_VALUE).
@@ -268,6 +270,37 @@ static int case_hostio(struct env *e, struct outcome *o)
     return 0;
 }
 
+static int case_subbuf(struct env *e, struct outcome *o)
+{
+    cl_int err;
+    if (setup(e, 2, false, false, true))
+        return -1;
+    cl_mem m = input_buffer(e);
+    CHECK(m != NULL, "buffer");
+    cl_uint half = N / 2 / 1024 * 1024; /* 4 KiB multiple: any base alignment, no 64K page */
+    cl_buffer_region r[2] = {{0, 4 * (size_t)half}, {4 * (size_t)half, 4 * (size_t)(N - half)}};
+    cl_mem sub[2];
+    cl_event ev[2], last;
+    for (cl_uint d = 0; d < 2; d++) {
+        sub[d] = clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r[d], &err);
+        CHECK(sub[d] != NULL, "sub-buffer %u: %d", d, err);
+        if (launch(e, d, "dbl", sub[d], 0, r[d].size / 4, 0, NULL, &ev[d]))
+            return -1;
+        OK(clFlush(e->q[d]));
+    }
+    if (launch(e, 1, "inc", m, 0, half, 2, ev, &last))
+        return -1;
+    OK(clWaitForEvents(1, &last));
+    for (cl_uint d = 0; d < 2; d++) {
+        clReleaseEvent(ev[d]);
+        clReleaseMemObject(sub[d]);
+    }
+    clReleaseEvent(last);
+    int rc = read_all(e, 0, m, o);
+    clReleaseMemObject(m);
+    return rc;
+}
+
 static int case_buildlist(struct env *e, struct outcome *o)
 {
     cl_int err;
@@ -304,7 +337,7 @@ struct test_case {
 static const struct test_case cases[] = {
     {"issue", case_issue},       {"ooo", case_ooo},           {"halves", case_halves},
     {"pingpong", case_pingpong}, {"hostio", case_hostio},     {"fromtype", case_fromtype},
-    {"buildlist", case_buildlist}, {"three", case_three},
+    {"buildlist", case_buildlist}, {"subbuf", case_subbuf},     {"three", case_three},
 };
 
 /* VAST's answer on sub-devices (PoCL partitions its devices, so there is nothing to compare). */
