@@ -178,6 +178,13 @@ cl_int vast_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size
         return answer_extensions(device, param_value_size, param_value, param_value_size_ret);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION:
         return answer_extensions_versioned(device, param_value_size, param_value, param_value_size_ret);
+    case CL_DEVICE_PARTITION_PROPERTIES:
+    case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
+        if (device->is_root) { /* not partitioned: see vast_clCreateSubDevices */
+            cl_bitfield none = 0;
+            return vast_info_answer(&none, sizeof none, param_value_size, param_value, param_value_size_ret);
+        }
+        __attribute__((fallthrough));
     case CL_DEVICE_GLOBAL_MEM_SIZE:
     case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
         if (device->is_root) { /* virtual buffers: as large as the host can back */
@@ -248,6 +255,13 @@ cl_int vast_clCreateSubDevices(cl_device_id in_device, const cl_device_partition
                                cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
     VAST_CHECK(in_device, VAST_MAGIC_DEVICE, CL_INVALID_DEVICE);
+    /* A virtual device is not partitioned (CL_DEVICE_PARTITION_PROPERTIES is {0}): its
+     * sub-devices would have to share its page cache and executor, yet launch on real queues
+     * of the real sub-device, which the shared real context of the page cache does not hold
+     * (interpose/README.md "Several devices"). The specification's code for a partitioning
+     * the device does not support is CL_INVALID_VALUE. */
+    VAST_RETURN_IF(in_device->is_root, CL_INVALID_VALUE,
+                   "%s cannot be partitioned (CL_DEVICE_PARTITION_PROPERTIES is empty)", in_device->name);
     cl_api_clCreateSubDevices fn = VAST_REAL(in_device->backend, in_device->real, clCreateSubDevices);
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform cannot partition devices");
     cl_device_id *reals = out_devices ? calloc(num_entries ? num_entries : 1, sizeof *reals) : NULL;

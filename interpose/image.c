@@ -392,6 +392,9 @@ static cl_int mirror_in(cl_mem image)
 {
     cl_mem v = image->parent;
     size_t size = mirror_size(image);
+    cl_int err = vast_vbuf_coherent(v, NULL, 0, size); /* other devices' writes reach the host */
+    if (err != CL_SUCCESS)
+        return err;
     int st = pagecache_flush_range(v->pc, 0, size);
     if (st != VAST_PC_OK)
         return vast_pc_error(st);
@@ -404,10 +407,11 @@ static cl_int mirror_out(cl_mem image)
     cl_mem v = image->parent;
     size_t size = mirror_size(image);
     struct vast_host_write *token;
-    int st = pagecache_begin_host_write(v->pc, 0, size, &token);
-    if (st != VAST_PC_OK)
-        return vast_pc_error(st);
-    cl_int err = v->home->backend->dispatch->clEnqueueReadBuffer(v->home->pool_queue, image->mirror, CL_TRUE, 0, size,
+    cl_int err = vast_vbuf_coherent(v, NULL, 0, size);
+    int st = err == CL_SUCCESS ? pagecache_begin_host_write(v->pc, 0, size, &token) : VAST_PC_OK;
+    if (err != CL_SUCCESS || st != VAST_PC_OK)
+        return err != CL_SUCCESS ? err : vast_pc_error(st);
+    err = v->home->backend->dispatch->clEnqueueReadBuffer(v->home->pool_queue, image->mirror, CL_TRUE, 0, size,
                                                                  pagecache_buffer_host(v->pc), 0, NULL, NULL);
     st = pagecache_end_host_write(token);
     return err != CL_SUCCESS ? err : vast_pc_error(st);

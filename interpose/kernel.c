@@ -396,7 +396,10 @@ static cl_int native_run(void *ctx, cl_command_queue exec_queue)
         if ((err = vast_vbuf_svm_begin(c->mems[svm_mapped], true)) == CL_SUCCESS)
             svm_mapped++;
     for (cl_uint i = 0; i < c->n && err == CL_SUCCESS; i++) {
-        int st = pagecache_flush_range(c->mems[i]->pc, 0, c->mems[i]->size);
+        err = vast_vbuf_coherent(c->mems[i], NULL, 0, c->mems[i]->size); /* other devices' writes */
+        int st = err == CL_SUCCESS ? pagecache_flush_range(c->mems[i]->pc, 0, c->mems[i]->size) : VAST_PC_OK;
+        if (err != CL_SUCCESS)
+            break;
         if (st == VAST_PC_OK)
             st = pagecache_begin_host_write(c->mems[i]->pc, 0, c->mems[i]->size, &tokens[i]);
         err = vast_pc_error(st);

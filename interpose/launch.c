@@ -296,6 +296,7 @@ cl_int vast_launch_capture(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
 struct bound_arg {
     cl_uint index;
     cl_mem m;
+    struct vast_pc_buffer *pc; /* m's view in the launch's device's page cache */
     size_t first, count;
     struct vast_frame_loc *locs;
     bool pinned;
@@ -307,7 +308,7 @@ static void mark_written(struct bound_arg *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (b[i].pinned && b[i].written)
-            pagecache_mark_dirty(b[i].m->pc, b[i].first, b[i].count);
+            pagecache_mark_dirty(b[i].pc, b[i].first, b[i].count);
 }
 
 static void unbind(struct bound_arg *b, size_t n, bool dirty)
@@ -316,9 +317,9 @@ static void unbind(struct bound_arg *b, size_t n, bool dirty)
         mark_written(b, n);
     for (size_t i = 0; i < n; i++) {
         if (b[i].pinned && b[i].transient)
-            pagecache_unpin_transient(b[i].m->pc, b[i].first, b[i].count);
+            pagecache_unpin_transient(b[i].pc, b[i].first, b[i].count);
         else if (b[i].pinned)
-            pagecache_unpin_range(b[i].m->pc, b[i].first, b[i].count);
+            pagecache_unpin_range(b[i].pc, b[i].first, b[i].count);
         free(b[i].locs);
     }
     free(b);
@@ -341,12 +342,12 @@ enum bind_place { BIND_ANYWHERE, BIND_RUN, BIND_RUN_PACKED, BIND_RESIDENT };
 static int pin_arg(struct bound_arg *a, enum bind_place place)
 {
     if (place == BIND_ANYWHERE)
-        return pagecache_make_resident(a->m->pc, a->first, a->count, VAST_PC_PIN, a->locs);
+        return pagecache_make_resident(a->pc, a->first, a->count, VAST_PC_PIN, a->locs);
     a->transient = place == BIND_RESIDENT;
     if (place == BIND_RESIDENT)
-        return pagecache_make_resident(a->m->pc, a->first, a->count,
+        return pagecache_make_resident(a->pc, a->first, a->count,
                                        VAST_PC_PIN | VAST_PC_RESIDENT_ONLY | VAST_PC_TRANSIENT, a->locs);
-    return pagecache_make_contiguous(a->m->pc, a->first, a->count,
+    return pagecache_make_contiguous(a->pc, a->first, a->count,
                                      VAST_PC_PIN | (place == BIND_RUN_PACKED ? VAST_PC_PACK : 0), a->locs);
 }
 
@@ -371,8 +372,9 @@ static cl_int bind_all(struct vast_launch_cmd *cmd, struct vast_pool *pool, stru
         struct bound_arg *a = &b[(*n)++];
         a->index = i;
         a->m = m;
+        a->pc = vast_mem_pc(m, cmd->queue->device);
         a->written = vast_variant_arg_written(tk, i);
-        if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
+        if (pagecache_page_range(a->pc, 0, m->size, &a->first, &a->count) != 0)
             return CL_INVALID_MEM_OBJECT;
         a->locs = malloc(a->count * sizeof *a->locs);
         VAST_RETURN_IF(a->locs == NULL, CL_OUT_OF_HOST_MEMORY, "page locations");
@@ -436,7 +438,7 @@ static cl_int enqueue_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, s
             d->clReleaseMemObject(views[i]);
     free(views);
     if (kr != NULL)
-        vast_variant_give(cmd->kernel, VAST_VARIANT_ORIGINAL, kr);
+        vast_variant_give(cmd->kernel, VAST_VARIANT_ORIGINAL, kr, cmd->queue->device);
     return err;
 }
 
@@ -524,12 +526,11 @@ static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total)
         size_t first, count;
         if (m == NULL)
             continue;
-        if (m->home != cmd->queue->device) {
-            vast_error("kernel '%s': argument %u lives in the page cache of %s, the queue is on %s", cmd->kernel->name,
-                       i, m->home->name, cmd->queue->device->name);
-            return CL_INVALID_OPERATION;
-        }
-        if (vast_vbuf_pages(m, 0, m->size, &first, &count) != 0)
+        /* The writes of every device that happen-before this launch reach it (vbuf.h). */
+        cl_int err = vast_vbuf_coherent(m, cmd->queue->device, 0, m->size);
+        if (err != CL_SUCCESS)
+            return err;
+        if (pagecache_page_range(vast_mem_pc(m, cmd->queue->device), 0, m->size, &first, &count) != 0)
             return CL_INVALID_MEM_OBJECT;
         *total += count;
     }
@@ -598,8 +599,8 @@ static bool runs_fit_chunks(const struct vast_launch_cmd *cmd, const struct vast
         room[k] = k + 1 < pool->nchunks ? pool->frames_per_chunk : pool->nframes - k * pool->frames_per_chunk;
     for (cl_uint i = 0; fit && i < cmd->num_args; i++) {
         size_t first;
-        if (cmd->args[i].vbuf != NULL && vast_vbuf_pages(cmd->args[i].vbuf, 0, cmd->args[i].vbuf->size, &first,
-                                                         &runs[n]) == 0)
+        cl_mem m = cmd->args[i].vbuf;
+        if (m != NULL && pagecache_page_range(vast_mem_pc(m, cmd->queue->device), 0, m->size, &first, &runs[n]) == 0)
             n++;
     }
     for (size_t i = 0; fit && i < n; i++) { /* selection of the largest left: n is small */
@@ -828,12 +829,12 @@ static void CL_CALLBACK fast_done(cl_event ev, cl_int status, void *arg)
 }
 
 /* Whether a launch may skip the executor: no wait list, direct mode (not forced paged, no
- * SVM argument), every buffer argument on the queue's device and all of them within the
- * budget. */
+ * SVM argument), a context of one device (several need vast_vbuf_coherent when the command
+ * runs), every buffer within the budget. */
 static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool)
 {
     if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args ||
-        !vast_queue_waits_done(cmd->queue))
+        cmd->queue->context->num_devices != 1 || !vast_queue_waits_done(cmd->queue))
         return false;
     size_t total = 0;
     for (cl_uint i = 0; i < cmd->num_args; i++) {
@@ -841,7 +842,7 @@ static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events
         size_t first, count;
         if (m == NULL)
             continue;
-        if (m->home != cmd->queue->device || vast_vbuf_pages(m, 0, m->size, &first, &count) != 0)
+        if (pagecache_page_range(vast_mem_pc(m, cmd->queue->device), 0, m->size, &first, &count) != 0)
             return false;
         total += count;
     }

@@ -65,6 +65,7 @@ struct vast_launch_cmd {
 struct vast_varg {
     cl_uint index;        /* kernel argument index */
     cl_mem m;             /* the virtual buffer (or sub-buffer) */
+    struct vast_pc_buffer *pc; /* m's view in the page cache of the launch's device */
     size_t first, count;  /* root pages covering m */
     size_t va_page;       /* its first virtual page */
     bool writable;        /* kernels may write it: its pages become dirty after a run */

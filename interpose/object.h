@@ -128,9 +128,11 @@ struct _cl_mem {
     cl_context context;  /* retained */
     cl_mem parent;       /* sub-buffer's buffer or an image's buffer: retained */
     /* Virtual buffers (vbuf.c): the page cache's view, and what OpenCL queries report. */
-    struct vast_pc_buffer *pc;
+    struct vast_pc_buffer *pc;    /* pcs[0]: the one host-side commands use */
+    struct vast_pc_buffer **pcs;  /* per device of the context (same index): its page cache's
+                                   * view; a device listed twice shares the first's (vbuf.c) */
     struct vast_backing *backing; /* root virtual buffers own it */
-    cl_device_id home;            /* the device whose page cache holds the pages */
+    cl_device_id home;            /* the context's first device: pcs[0]'s */
     cl_mem_flags flags;
     size_t size, offset;          /* offset: in the parent, for sub-buffers */
     void *host_ptr;               /* CL_MEM_USE_HOST_PTR's pointer */

@@ -130,7 +130,8 @@ static cl_int layout(struct vast_paged *r)
         struct vast_varg *a = &r->va[r->nva++];
         a->index = i;
         a->m = m;
-        if (vast_vbuf_pages(m, 0, m->size, &a->first, &a->count) != 0)
+        a->pc = vast_mem_pc(m, cmd->queue->device);
+        if (pagecache_page_range(a->pc, 0, m->size, &a->first, &a->count) != 0)
             return CL_INVALID_MEM_OBJECT;
         a->va_page = cursor;
         cursor += a->count;
@@ -182,9 +183,10 @@ cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel)
             err = r->d->clSetKernelArg(kernel, i, sizeof(cl_ulong), &r->arg_va[i]);
         } else if (a->vbuf != NULL) {
             if (r->arg_const[i] == NULL) {
-                int st = pagecache_flush_range(a->vbuf->pc, 0, a->vbuf->size);
+                struct vast_pc_buffer *pc = vast_mem_pc(a->vbuf, cmd->queue->device);
+                int st = pagecache_flush_range(pc, 0, a->vbuf->size);
                 VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "flush of a __constant argument");
-                r->arg_const[i] = real_buffer(r, a->vbuf->size, pagecache_buffer_host(a->vbuf->pc), &err);
+                r->arg_const[i] = real_buffer(r, a->vbuf->size, pagecache_buffer_host(pc), &err);
             }
             if (r->arg_const[i] != NULL)
                 err = r->d->clSetKernelArg(kernel, i, sizeof(cl_mem), &r->arg_const[i]);
@@ -319,7 +321,7 @@ void vast_paged_close(struct vast_paged *r)
         if (r->arg_const[i] != NULL)
             r->d->clReleaseMemObject(r->arg_const[i]);
     free(r->arg_const);
-    vast_variant_give(r->cmd->kernel, VAST_VARIANT_PAGED, r->pk);
+    vast_variant_give(r->cmd->kernel, VAST_VARIANT_PAGED, r->pk, r->dev);
     free(r->fault_host[0]);
     free(r->fault_host[1]);
     free(r->sticky);

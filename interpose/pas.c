@@ -126,7 +126,7 @@ static void inspect_close(struct vast_inspect *in)
     if (in->status != NULL)
         in->r->d->clReleaseMemObject(in->status);
     if (in->ik != NULL)
-        vast_variant_give(in->r->cmd->kernel, VAST_VARIANT_INSPECTOR, in->ik);
+        vast_variant_give(in->r->cmd->kernel, VAST_VARIANT_INSPECTOR, in->ik, in->r->dev);
     free(in->rows);
 }
 

@@ -95,7 +95,7 @@ static int run_pin(struct vast_paged *r, struct vast_varg *a, size_t start, size
     struct vast_frame_loc *locs = malloc(len * sizeof *locs);
     if (locs == NULL)
         return VAST_PC_ERR_HOST_MEMORY;
-    int st = pagecache_make_resident(a->m->pc, a->first + start, len, VAST_PC_PIN, locs);
+    int st = pagecache_make_resident(a->pc, a->first + start, len, VAST_PC_PIN, locs);
     if (st == VAST_PC_OK) {
         for (size_t p = 0; p < len; p++) {
             uint32_t f = locs[p].frame;
@@ -113,7 +113,7 @@ static int run_unpin_limited(struct vast_paged *r, struct vast_varg *a, size_t s
     struct pin_ctx *pc = ctx;
     size_t n = len < pc->limit ? len : pc->limit;
     if (n > 0)
-        pagecache_unpin_range(a->m->pc, a->first + start, n);
+        pagecache_unpin_range(a->pc, a->first + start, n);
     pc->limit -= n;
     return pc->limit == 0 ? 1 : 0;
 }
@@ -121,7 +121,7 @@ static int run_unpin_limited(struct vast_paged *r, struct vast_varg *a, size_t s
 static int run_unpin(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
 {
     (void)r, (void)ctx;
-    pagecache_unpin_range(a->m->pc, a->first + start, len);
+    pagecache_unpin_range(a->pc, a->first + start, len);
     return 0;
 }
 
@@ -129,14 +129,14 @@ static int run_dirty(struct vast_paged *r, struct vast_varg *a, size_t start, si
 {
     (void)r, (void)ctx;
     if (a->writable)
-        pagecache_mark_dirty(a->m->pc, a->first + start, len);
+        pagecache_mark_dirty(a->pc, a->first + start, len);
     return 0;
 }
 
 static int run_prefetch(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
 {
     (void)r, (void)ctx;
-    return pagecache_make_resident(a->m->pc, a->first + start, len, 0, NULL) == VAST_PC_OK ? 0 : 1;
+    return pagecache_make_resident(a->pc, a->first + start, len, 0, NULL) == VAST_PC_OK ? 0 : 1;
 }
 
 /* Root bytes [lo, hi) of pages [first, first+len) of a's root buffer. */
@@ -156,7 +156,7 @@ static int run_flush(struct vast_paged *r, struct vast_varg *a, size_t start, si
     cl_mem root = vast_mem_root(a->m);
     size_t lo, hi;
     root_bytes(r, root, a->first + start, len, &lo, &hi);
-    return pagecache_flush_range(root->pc, lo, hi - lo);
+    return pagecache_flush_range(vast_mem_pc(root, r->cmd->queue->device), lo, hi - lo);
 }
 
 /* Rewrite the frames of writable pages from the backing store (flushed before the run). */
@@ -166,7 +166,7 @@ static int run_restore(struct vast_paged *r, struct vast_varg *a, size_t start, 
     if (!a->writable)
         return 0;
     cl_mem root = vast_mem_root(a->m);
-    const uint8_t *host = pagecache_buffer_host(root->pc);
+    const uint8_t *host = pagecache_buffer_host(vast_mem_pc(root, r->cmd->queue->device));
     for (size_t p = 0; p < len; p++) {
         uint32_t e = lpt[a->va_page + start + p];
         size_t lo, hi;

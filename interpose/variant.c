@@ -27,21 +27,31 @@ _Static_assert(VAST_PC_ENTRY_CHUNK_SHIFT == TRANSLATE_LPT_CHUNK_SHIFT &&
                    VAST_PC_NO_ENTRY == TRANSLATE_NO_FRAME,
                "page-table entry encoding: pagecache and translated kernels disagree");
 
+/* The paged and inspector programs of one device (real, on the shared context): each built
+ * once, for that device's page cache (page shift, chunk count), when a launch there (or a
+ * background build) needs it. */
+struct vast_device_builds {
+    cl_device_id dev; /* a root VAST device */
+    bool paged_tried, inspector_tried;
+    cl_program built[VAST_VARIANT_COUNT];
+    char *error[VAST_VARIANT_COUNT]; /* what each build said, logged at the first launch that needs it */
+};
+
 struct vast_launch_program {
-    bool tried;              /* translation attempted (once) */
-    bool inspector_tried;    /* inspector build attempted (once) */
+    bool tried;              /* translation attempted (once, for every device) */
     bool busy;               /* a thread translates or builds with the lock released; others wait on idle */
     bool queued;             /* a background build was asked for (prebuild.c) */
     bool diags_logged;       /* the translation's warnings were logged */
     pthread_cond_t idle;
     struct translate_result *tr;
-    cl_program built[VAST_VARIANT_COUNT]; /* paged and inspector programs (real, shared context) */
-    char *warning, *error[VAST_VARIANT_COUNT]; /* what the translation and each build said, logged at
-                                                  the first launch that needs them */
+    char *warning;           /* what the translation said, logged at the first launch that needs it */
+    struct vast_device_builds *devs; /* per device that built a variant of it */
+    size_t ndevs;
 };
 
 struct vast_variant_pool {
     cl_kernel idle[VAST_VARIANT_COUNT][POOL_KEEP];
+    cl_device_id idle_dev[VAST_VARIANT_COUNT][POOL_KEEP]; /* the device its program is built for */
     unsigned nidle[VAST_VARIANT_COUNT];
 };
 
@@ -119,8 +129,8 @@ struct step {
     char *warning, *error;
 };
 
-/* Translates the program and builds its paged variant (the program lock is not held: the
- * application's calls on the program do not wait for libclang). */
+/* Translates the program (the program lock is not held: the application's calls on the
+ * program do not wait for libclang). */
 static void program_translate(cl_program p, cl_device_id dev, const char *options, struct step *s)
 {
     if (p->source == NULL) {
@@ -140,24 +150,23 @@ static void program_translate(cl_program p, cl_device_id dev, const char *option
         s->tr = tr;
         return;
     }
-    s->built = build_source(p, dev, tr->paged_source, tr->build_options, "paged", &s->error);
     vast_info("program %p translated in %.1f ms: %zu kernel(s)", (void *)p, tr->seconds * 1e3, tr->num_kernels);
     s->tr = tr;
 }
 
 /* What the translation and builds said, once, at the first launch that needs them (a background
  * build stays quiet: a program whose launches all run direct logs nothing). Lock held. */
-static void report(cl_program p, struct vast_launch_program *s)
+static void report(cl_program p, struct vast_launch_program *s, struct vast_device_builds *d)
 {
     if (s->warning != NULL)
         vast_warn("%s", s->warning);
     free(s->warning);
     s->warning = NULL;
-    for (int v = 0; v < VAST_VARIANT_COUNT; v++) {
-        if (s->error[v] != NULL)
-            vast_error("%s", s->error[v]);
-        free(s->error[v]);
-        s->error[v] = NULL;
+    for (int v = 0; d != NULL && v < VAST_VARIANT_COUNT; v++) {
+        if (d->error[v] != NULL)
+            vast_error("%s", d->error[v]);
+        free(d->error[v]);
+        d->error[v] = NULL;
     }
     for (size_t i = 0; !s->diags_logged && s->tr != NULL && i < s->tr->num_diags; i++) {
         struct translate_diag *dg = &s->tr->diags[i];
@@ -175,22 +184,48 @@ static struct vast_launch_program *state_of(cl_program p)
     return p->launch;
 }
 
-/* The program's state with the translation done (and the inspector built if asked), or NULL.
- * One thread does each step (s->busy, the lock released meanwhile); the others wait for it, so a
- * launch waits only for what a background build (prebuild.c) has not done yet. */
-static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector, bool quiet)
+/* The builds of dev in s, added when missing (program lock held); NULL without memory. The
+ * array may move when one is added: look it up again after the lock was dropped. */
+static struct vast_device_builds *device_builds(struct vast_launch_program *s, cl_device_id dev)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i].dev == dev)
+            return &s->devs[i];
+    struct vast_device_builds *d = realloc(s->devs, (s->ndevs + 1) * sizeof *d);
+    if (d == NULL)
+        return NULL;
+    s->devs = d;
+    d = &s->devs[s->ndevs++];
+    *d = (struct vast_device_builds){.dev = dev};
+    return d;
+}
+
+/* The program's state with the translation done and dev's paged program built (and its
+ * inspector if asked), or NULL; *builds receives dev's builds (NULL when there are none). One
+ * thread does each step (s->busy, the lock released meanwhile); the others wait for it, so a
+ * launch waits only for what a background build (prebuild.c) has not done yet. The
+ * translation is made once for every device, the programs once per device. */
+static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector, bool quiet,
+                                                 struct vast_device_builds **builds)
 {
     pthread_mutex_lock(&p->obj.lock);
     struct vast_launch_program *s = state_of(p);
+    struct vast_device_builds *d = NULL;
     while (s != NULL) {
         while (s->busy)
             pthread_cond_wait(&s->idle, &p->obj.lock);
         bool translate = !s->tried;
-        bool inspect = !translate && inspector && !s->inspector_tried && s->tr != NULL && s->tr->inspector_source != NULL;
-        if (!translate && !inspect)
+        d = !translate && s->tr != NULL ? device_builds(s, dev) : NULL;
+        bool paged = d != NULL && !d->paged_tried && s->tr->paged_source != NULL;
+        bool inspect = d != NULL && !paged && inspector && !d->inspector_tried && s->tr->inspector_source != NULL;
+        if (!translate && !paged && !inspect)
             break;
         s->busy = s->tried = true;
-        s->inspector_tried = s->inspector_tried || inspect;
+        enum vast_variant v = inspect ? VAST_VARIANT_INSPECTOR : VAST_VARIANT_PAGED;
+        if (paged)
+            d->paged_tried = true;
+        if (inspect)
+            d->inspector_tried = true;
         char *options = translate && p->options != NULL ? strdup(p->options) : NULL;
         const struct translate_result *tr = s->tr;
         pthread_mutex_unlock(&p->obj.lock);
@@ -198,22 +233,28 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
         if (translate)
             program_translate(p, dev, options, &out);
         else
-            out.built = build_source(p, dev, tr->inspector_source, tr->build_options, "inspector", &out.error);
+            out.built = build_source(p, dev, inspect ? tr->inspector_source : tr->paged_source, tr->build_options,
+                                     inspect ? "inspector" : "paged", &out.error);
         free(options);
         pthread_mutex_lock(&p->obj.lock);
-        if (translate)
+        if (translate) {
             s->tr = out.tr;
-        enum vast_variant v = translate ? VAST_VARIANT_PAGED : VAST_VARIANT_INSPECTOR;
-        s->built[v] = out.built;
-        s->error[v] = out.error;
-        if (translate)
             s->warning = out.warning;
+        } else if ((d = device_builds(s, dev)) != NULL) {
+            d->built[v] = out.built;
+            d->error[v] = out.error;
+        } else { /* out of memory: the build is lost, the variant reported missing */
+            if (out.built != NULL)
+                p->context->backend->dispatch->clReleaseProgram(out.built);
+            free(out.error);
+        }
         s->busy = false;
         pthread_cond_broadcast(&s->idle);
     }
     if (s != NULL && !quiet)
-        report(p, s);
+        report(p, s, d);
     pthread_mutex_unlock(&p->obj.lock);
+    *builds = d;
     return s;
 }
 
@@ -230,11 +271,16 @@ bool vast_variant_claim_prebuild(cl_program p)
 
 /* The inspector is left to the first partitioned launch that needs it: built speculatively it
  * cost every program a second build (pyopencl's elementwise kernels, run resident, never use it). */
-void vast_variant_prebuild(cl_program p, cl_device_id dev) { program_state(p, dev, false, true); }
+void vast_variant_prebuild(cl_program p, cl_device_id dev)
+{
+    struct vast_device_builds *b;
+    program_state(p, dev, false, true, &b);
+}
 
 const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, const char **why)
 {
-    struct vast_launch_program *s = program_state(k->program, dev, false, false);
+    struct vast_device_builds *b;
+    struct vast_launch_program *s = program_state(k->program, dev, false, false, &b);
     *why = k->program->source == NULL ? no_source_why(k->program) : "its program could not be translated";
     for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels; i++) {
         const struct translate_kernel *tk = &s->tr->kernels[i];
@@ -242,9 +288,9 @@ const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, 
             continue;
         if (!tk->paged_ok)
             *why = "the translator rejected a construct (see the warning above)";
-        else if (s->built[VAST_VARIANT_PAGED] == NULL)
+        else if (b == NULL || b->built[VAST_VARIANT_PAGED] == NULL)
             *why = "its paged variant does not build on the device";
-        return tk->paged_ok && s->built[VAST_VARIANT_PAGED] != NULL ? tk : NULL;
+        return tk->paged_ok && b != NULL && b->built[VAST_VARIANT_PAGED] != NULL ? tk : NULL;
     }
     return NULL;
 }
@@ -279,7 +325,14 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     if (k->variants == NULL)
         k->variants = calloc(1, sizeof *k->variants);
     struct vast_variant_pool *pool = k->variants;
-    cl_kernel real = pool != NULL && pool->nidle[v] > 0 ? pool->idle[v][--pool->nidle[v]] : NULL;
+    cl_kernel real = NULL;
+    for (unsigned i = 0; pool != NULL && i < pool->nidle[v] && real == NULL; i++)
+        if (pool->idle_dev[v][i] == dev || v == VAST_VARIANT_ORIGINAL) { /* the original: every device's */
+            real = pool->idle[v][i];
+            pool->nidle[v]--;
+            pool->idle[v][i] = pool->idle[v][pool->nidle[v]];
+            pool->idle_dev[v][i] = pool->idle_dev[v][pool->nidle[v]];
+        }
     pthread_mutex_unlock(&k->obj.lock);
     if (real != NULL || pool == NULL)
         return real;
@@ -287,8 +340,9 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     if (v == VAST_VARIANT_ORIGINAL) {
         from = atomic_load(&k->program->real);
     } else {
-        struct vast_launch_program *s = program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR, false);
-        from = s != NULL ? s->built[v] : NULL;
+        struct vast_device_builds *b;
+        program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR, false, &b);
+        from = b != NULL ? b->built[v] : NULL;
     }
     cl_int err = CL_INVALID_PROGRAM;
     if (from != NULL)
@@ -298,15 +352,17 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
     return real;
 }
 
-void vast_variant_give(cl_kernel k, enum vast_variant v, cl_kernel real)
+void vast_variant_give(cl_kernel k, enum vast_variant v, cl_kernel real, cl_device_id dev)
 {
     if (real == NULL)
         return;
     pthread_mutex_lock(&k->obj.lock);
     struct vast_variant_pool *pool = k->variants;
     bool kept = pool != NULL && pool->nidle[v] < POOL_KEEP;
-    if (kept)
+    if (kept) {
+        pool->idle_dev[v][pool->nidle[v]] = dev;
         pool->idle[v][pool->nidle[v]++] = real;
+    }
     pthread_mutex_unlock(&k->obj.lock);
     if (!kept)
         k->program->context->backend->dispatch->clReleaseKernel(real);
@@ -327,14 +383,16 @@ void vast_variant_program_free(cl_program program)
     struct vast_launch_program *s = program->launch;
     if (s == NULL)
         return;
-    for (int v = 0; v < VAST_VARIANT_COUNT; v++)
-        if (s->built[v] != NULL)
-            program->context->backend->dispatch->clReleaseProgram(s->built[v]);
+    for (size_t i = 0; i < s->ndevs; i++)
+        for (int v = 0; v < VAST_VARIANT_COUNT; v++) {
+            if (s->devs[i].built[v] != NULL)
+                program->context->backend->dispatch->clReleaseProgram(s->devs[i].built[v]);
+            free(s->devs[i].error[v]);
+        }
+    free(s->devs);
     if (s->tr != NULL)
         translate_result_free(s->tr);
     free(s->warning);
-    for (int v = 0; v < VAST_VARIANT_COUNT; v++)
-        free(s->error[v]);
     pthread_cond_destroy(&s->idle);
     free(s);
     program->launch = NULL;

@@ -3,8 +3,9 @@
  *   original   the application's kernel, built as the application asked;
  *   paged      its translated paged-access form (translate/), built on first need;
  *   inspector  its translated inspector (page accessed sets), built on first need.
- * The program is translated once; each variant's program is built once for the launching
- * device. Real kernel objects are pooled per application kernel, so concurrent launches of one
+ * The program is translated once (for every device); each variant's program is built once
+ * per device that launches it, for that device's page cache (its page shift and chunk count),
+ * and pooled real kernels are handed out for the device their program was built for. Real kernel objects are pooled per application kernel, so concurrent launches of one
  * kernel never share a real kernel's arguments (the application keeps setting its own on
  * kernel->real). Called by launch.c, paged.c and pas.c.
  */
@@ -33,7 +34,7 @@ bool vast_variant_arg_written(const struct translate_kernel *tk, cl_uint index);
 
 /* A real kernel of the variant for exclusive use until given back; NULL on failure (logged). */
 cl_kernel vast_variant_take(cl_kernel kernel, enum vast_variant v, cl_device_id device);
-void vast_variant_give(cl_kernel kernel, enum vast_variant v, cl_kernel real);
+void vast_variant_give(cl_kernel kernel, enum vast_variant v, cl_kernel real, cl_device_id device);
 
 /* Background builds (prebuild.c): claims the program's translation for one (false when the
  * program has no source, or its translation was claimed or done already), and does it: the

@@ -95,6 +95,69 @@ struct vast_pool *vast_device_pool(cl_device_id dev, cl_int *err)
     return pool;
 }
 
+/* The index of the first occurrence of context device i (a device listed twice shares it). */
+static cl_uint first_index(cl_context ctx, cl_uint i)
+{
+    cl_uint j = 0;
+    while (ctx->devices[j] != ctx->devices[i])
+        j++;
+    return j;
+}
+
+struct vast_pc_buffer *vast_mem_pc(cl_mem m, cl_device_id dev)
+{
+    for (cl_uint i = 0; i < m->context->num_devices; i++)
+        if (m->context->devices[i] == dev)
+            return m->pcs[i];
+    return m->pc;
+}
+
+static void views_release(cl_context ctx, struct vast_pc_buffer **pcs)
+{
+    for (cl_uint i = 0; pcs != NULL && i < ctx->num_devices; i++) {
+        if (pcs[i] == NULL || first_index(ctx, i) != i)
+            continue;
+        int st = pagecache_release_buffer(pcs[i]);
+        if (st != VAST_PC_OK)
+            vast_error("releasing a virtual buffer's pages on %s: %s", ctx->devices[i]->name,
+                       pagecache_status_string(st));
+    }
+    free(pcs);
+}
+
+/* A root buffer over `backing` in the page cache of every device of the context, joined in
+ * one group when there are several (pagecache/README.md "Several devices"). */
+static int views_create(cl_context ctx, struct vast_backing *backing, struct vast_pc_buffer ***out, cl_int *err)
+{
+    struct vast_pc_buffer **pcs = calloc(ctx->num_devices, sizeof *pcs);
+    struct vast_pc_buffer **distinct = calloc(ctx->num_devices, sizeof *distinct);
+    size_t n = 0;
+    int st = pcs && distinct ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    *err = CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; i < ctx->num_devices && st == VAST_PC_OK; i++) {
+        cl_uint j = first_index(ctx, i);
+        if (j != i) {
+            pcs[i] = pcs[j];
+            continue;
+        }
+        struct vast_pool *pool = vast_device_pool(ctx->devices[i], err);
+        st = pool == NULL ? VAST_PC_ERR_DEVICE_MEMORY : pagecache_create_buffer(pool, backing, &pcs[i]);
+        if (pool != NULL && st != VAST_PC_OK)
+            *err = vast_pc_error(st);
+        if (st == VAST_PC_OK)
+            distinct[n++] = pcs[i];
+    }
+    if (st == VAST_PC_OK && (st = pagecache_share_backing(distinct, n)) != VAST_PC_OK)
+        *err = vast_pc_error(st);
+    free(distinct);
+    if (st != VAST_PC_OK) {
+        views_release(ctx, pcs);
+        pcs = NULL;
+    }
+    *out = pcs;
+    return st;
+}
+
 static int count_bits(cl_mem_flags f) { return __builtin_popcountll(f); }
 
 #define ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
@@ -152,16 +215,17 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
                         "the host cannot back %zu bytes: %s", size, pagecache_status_string(st));
     if (flags & CL_MEM_COPY_HOST_PTR)
         memcpy(pagecache_backing_base(backing), host_ptr, size);
-    struct vast_pc_buffer *pc = NULL;
-    st = pagecache_create_buffer(pool, backing, &pc);
+    struct vast_pc_buffer **pcs = NULL;
+    st = views_create(context, backing, &pcs, &err);
     cl_mem m = st == VAST_PC_OK ? vbuf_new(context, NULL, flags, size) : NULL;
     if (m == NULL) {
-        if (pc != NULL)
-            pagecache_release_buffer(pc);
+        views_release(context, pcs);
         pagecache_destroy_backing(backing);
-        VAST_RETURN_NULL_IF(true, st != VAST_PC_OK ? vast_pc_error(st) : CL_OUT_OF_HOST_MEMORY, errcode_ret,
+        VAST_RETURN_NULL_IF(true, st != VAST_PC_OK ? err : CL_OUT_OF_HOST_MEMORY, errcode_ret,
                             "virtual buffer");
     }
+    struct vast_pc_buffer *pc = pcs[0];
+    m->pcs = pcs;
     m->pc = pc;
     m->backing = backing;
     m->home = context->devices[0];
@@ -214,13 +278,21 @@ cl_mem vast_vbuf_create_sub(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_
                         errcode_ret, "origin %zu not a multiple of %u", r->origin, buffer->home->base_align_bytes);
     cl_int err = sub_buffer_flags(buffer, &flags);
     VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "flags");
-    struct vast_pc_buffer *pc;
-    int st = pagecache_create_sub_buffer(buffer->pc, r->origin, r->size, &pc);
+    cl_context ctx = buffer->context;
+    struct vast_pc_buffer **pcs = calloc(ctx->num_devices, sizeof *pcs);
+    int st = pcs ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    for (cl_uint i = 0; i < ctx->num_devices && st == VAST_PC_OK; i++)
+        st = first_index(ctx, i) != i ? (pcs[i] = pcs[first_index(ctx, i)], VAST_PC_OK)
+                                      : pagecache_create_sub_buffer(buffer->pcs[i], r->origin, r->size, &pcs[i]);
+    if (st != VAST_PC_OK)
+        views_release(ctx, pcs);
     VAST_RETURN_NULL_IF(st != VAST_PC_OK, vast_pc_error(st), errcode_ret, "sub-buffer view");
     cl_mem m = vbuf_new(buffer->context, buffer, flags, r->size);
     if (m == NULL)
-        pagecache_release_buffer(pc);
+        views_release(ctx, pcs);
     VAST_RETURN_NULL_IF(m == NULL, CL_OUT_OF_HOST_MEMORY, errcode_ret, "sub-buffer");
+    struct vast_pc_buffer *pc = pcs[0];
+    m->pcs = pcs;
     m->pc = pc;
     m->home = buffer->home;
     m->offset = r->origin;
@@ -232,11 +304,8 @@ cl_mem vast_vbuf_create_sub(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_
 static void vbuf_destroy_obj(struct vast_object *obj)
 {
     cl_mem m = (cl_mem)obj;
-    if (m->pc != NULL) {
-        int st = pagecache_release_buffer(m->pc);
-        if (st != VAST_PC_OK)
-            vast_error("releasing a virtual buffer of %zu bytes: %s", m->size, pagecache_status_string(st));
-    }
+    if (m->pcs != NULL)
+        views_release(m->context, m->pcs);
     if (m->backing != NULL)
         pagecache_destroy_backing(m->backing);
     for (struct vast_map *p = m->maps, *next; p != NULL; p = next) {
@@ -374,6 +443,12 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
 {
     (void)exec_queue;
     struct vast_host_cmd *c = ctx;
+    /* Every device's writes that happen-before this command reach the host first. */
+    cl_int err = c->a != NULL ? vast_vbuf_coherent(c->a, NULL, 0, c->a->size) : CL_SUCCESS;
+    if (err == CL_SUCCESS && c->b != NULL)
+        err = vast_vbuf_coherent(c->b, NULL, 0, c->b->size);
+    if (err != CL_SUCCESS)
+        return err;
     if (!uses_svm(c->a) && !uses_svm(c->b))
         return host_cmd_do(c);
     bool same = c->b != NULL && vast_mem_root(c->a) == vast_mem_root(c->b);
@@ -381,7 +456,7 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
                      c->op == VAST_HOST_FROM_IMAGE ||
                      (c->op == VAST_HOST_MAP && c->map->write) || same;
     bool held = c->op == VAST_HOST_UNMAP && atomic_load(&c->map->mapped); /* the map command's */
-    cl_int err = c->op == VAST_HOST_UNMAP ? CL_SUCCESS : vast_vbuf_svm_begin(c->a, a_written);
+    err = c->op == VAST_HOST_UNMAP ? CL_SUCCESS : vast_vbuf_svm_begin(c->a, a_written);
     cl_mem b = same ? NULL : c->b;
     if (err != CL_SUCCESS)
         return err;
@@ -602,4 +677,23 @@ cl_int vast_vbuf_copy_rect(cl_mem src, cl_mem dst, const struct vast_rect *s, co
 int vast_vbuf_pages(cl_mem m, size_t offset, size_t size, size_t *first, size_t *count)
 {
     return pagecache_page_range(m->pc, offset, size, first, count);
+}
+
+cl_int vast_vbuf_coherent(cl_mem m, cl_device_id dev, size_t offset, size_t size)
+{
+    cl_context ctx = m->context;
+    if (ctx->num_devices < 2 || m->pcs == NULL)
+        return CL_SUCCESS;
+    struct vast_pc_buffer *own = dev != NULL ? vast_mem_pc(m, dev) : m->pc;
+    for (cl_uint i = 0; i < ctx->num_devices; i++) {
+        if (first_index(ctx, i) != i || m->pcs[i] == own)
+            continue;
+        int st = pagecache_flush_range(m->pcs[i], offset, size);
+        VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "writing back %s's pages: %s", ctx->devices[i]->name,
+                       pagecache_status_string(st));
+    }
+    int st = dev != NULL ? pagecache_refresh_range(own, offset, size) : VAST_PC_OK;
+    VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "dropping stale pages on %s: %s", dev->name,
+                   pagecache_status_string(st));
+    return CL_SUCCESS;
 }

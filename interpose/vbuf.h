@@ -30,6 +30,16 @@ static inline bool vast_mem_is_virtual(cl_mem m) { return m != NULL && m->pc != 
 /* The buffer a sub-buffer views, or the buffer itself: views of one root share its pages. */
 static inline cl_mem vast_mem_root(cl_mem m) { return m->parent ? m->parent : m; }
 
+/* m's view in the page cache of dev, a device of m's context (a buffer belongs to its
+ * context: each device pages it in its own cache; pagecache/README.md "Several devices"). */
+struct vast_pc_buffer *vast_mem_pc(cl_mem m, cl_device_id dev);
+
+/* Before a command on `dev` uses bytes [offset, offset+size) of m: the dirty pages of the
+ * range in the other devices' caches reach the host (merged), and dev's copies older than
+ * the host are dropped. dev NULL (host-side commands, which use m->pc): every cache but
+ * m->pc's is flushed. Nothing to do in a context of one device. */
+cl_int vast_vbuf_coherent(cl_mem m, cl_device_id dev, size_t offset, size_t size);
+
 /* What a virtual device reports as its memory and largest allocation. */
 cl_ulong vast_virtual_memory_bytes(void);
 

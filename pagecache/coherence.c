@@ -145,6 +145,31 @@ int pagecache_invalidate_range(struct vast_pc_buffer *buf, size_t offset, size_t
     return rc;
 }
 
+static void visit_refresh(struct vast_pool *pool, size_t page, uint32_t f, void *ctx)
+{
+    struct collect *c = ctx;
+    if (!pc_group_stale(c->root, page))
+        return;
+    uint32_t s = pc_state(pool, f);
+    if (VAST_FS_PINS(s))
+        c->pinned_seen = 1;
+    else if (s & VAST_FS_DIRTY) /* its own bytes are merged into the host, then it goes */
+        start_writeback(pool, c, page, f);
+    else
+        drop_page(pool, c->root, page, f);
+}
+
+int pagecache_refresh_range(struct vast_pc_buffer *buf, size_t offset, size_t size)
+{
+    if (!buf || !buf->root->group)
+        return buf ? VAST_PC_OK : VAST_PC_ERR_INVALID;
+    int pinned_seen = 0;
+    int rc = sweep_range(buf, offset, size, 0, visit_refresh, 1, &pinned_seen);
+    if (rc == VAST_PC_OK && pinned_seen)
+        rc = VAST_PC_ERR_PINNED;
+    return rc;
+}
+
 /* ---------- host writes ---------- */
 
 static void visit_begin_write(struct vast_pool *pool, size_t page, uint32_t f, void *ctx)
@@ -223,6 +248,8 @@ int pagecache_end_host_write(struct vast_host_write *w)
     }
     for (size_t p = w->first; p < w->first + w->count; p++)
         pagecache_pt_bump_version(&w->root->pt, p);
+    if (w->root->group) /* copies on the other pools are now older than the host */
+        pc_group_host_written(w->root, w->root_off, w->root_off + w->size, w->pinned, w->npinned);
     unregister_writer(w);
     pthread_cond_broadcast(&pool->io_done);
     pthread_mutex_unlock(&pool->lock);

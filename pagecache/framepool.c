@@ -88,6 +88,7 @@ void pagecache_destroy_pool(struct vast_pool *pool)
     if (!pool)
         return;
     free_chunks(pool);
+    pagecache_free_twins(pool);
     pthread_cond_destroy(&pool->io_done);
     pthread_mutex_destroy(&pool->lock);
     free(pool->chunks);

@@ -87,6 +87,10 @@ struct vast_pool {
     size_t clock_hand, free_hint, free_count;
     size_t transient_pins;   /* pins of VAST_PC_TRANSIENT calls not yet given back */
     struct vast_pc_buffer *roots; /* root buffers on this pool (pool lock; pagecache_check) */
+    /* Twins (peers.c): per frame, the bytes its page was loaded with, for pages of buffers
+     * shared with other pools; a lazily committed mapping of nframes pages, made when the
+     * first shared buffer joins (pool lock), unmapped with the pool. */
+    unsigned char *twins;
     /* Duplex window in pages; 0: simplex (also when ops lack read_unordered). */
     _Atomic size_t duplex_pages;
     struct {
@@ -190,6 +194,9 @@ void pagecache_free_frame(struct vast_pool *pool, uint32_t f);
 /* Pool lock held: frames [f, f + n), free and adjacent (one chunk), give their memory back to
  * the device (ops->discard; nothing where the device has none). */
 void pagecache_discard_frames(struct vast_pool *pool, uint32_t f, size_t n);
+
+/* Unmaps the pool's twins (peers.c), if it has any. */
+void pagecache_free_twins(struct vast_pool *pool);
 
 void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out);
 /* Frames holding a page, dirty ones, pinned ones (racy snapshot, for tests and stats). */

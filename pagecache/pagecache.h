@@ -115,6 +115,18 @@ int pagecache_map(struct vast_pc_buffer *buf, size_t offset, size_t size, int wr
                   int discard, void **ptr);
 int pagecache_unmap(struct vast_pc_buffer *buf, size_t offset, size_t size, int write);
 
+/* ---- several pools over one backing store (peers.c; README.md "Several devices") ---- */
+/* Joins n root buffers over the same backing store, each on its own pool, before any of them
+ * is used: their pages are loaded from per-frame twins and written back by merging the bytes
+ * that differ from the twin (never a whole page over another pool's bytes), and the group
+ * keeps per-granule versions of the host's bytes. n < 2: nothing to do. */
+int pagecache_share_backing(struct vast_pc_buffer *const *roots, size_t n);
+/* Drops the copies of the range on buf's pool that are older than the host's bytes (a
+ * host write or another pool's write-back since they were loaded); their own dirty bytes are
+ * merged into the host first. Nothing to do for a buffer in no group. VAST_PC_ERR_PINNED when
+ * a stale page is pinned (it stays). */
+int pagecache_refresh_range(struct vast_pc_buffer *buf, size_t offset, size_t size);
+
 /* Version of a root page (bumped by device writes and host writes). */
 uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
 /* Resident frame of a root page, VAST_PT_NO_FRAME if none (racy unless pinned). */

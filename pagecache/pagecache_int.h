@@ -16,7 +16,37 @@ struct vast_pc_buffer {
     struct vast_page_table pt;   /* root only */
     struct vast_host_write *writers; /* root only, pool lock: host writes in progress */
     struct vast_pc_buffer *prev_root, *next_root; /* root only, pool lock: pool->roots */
+    /* Root only, set once before the buffer is used: the roots over the same backing store
+     * on other pools (peers.c), and per page the group clock its copy reflects. */
+    struct vast_pc_group *group;
+    _Atomic uint32_t *seen;
 };
+
+/* Root buffers over one backing store on several pools (peers.c; README.md "Several
+ * devices"). version[g]: the group clock when bytes of granule g last reached the host. */
+struct vast_pc_group {
+    pthread_mutex_t lock; /* leaf: merges into the host, twin copies, clock and seen updates */
+    unsigned shift;       /* granule: the smallest page of the members */
+    size_t ngranules;
+    _Atomic uint32_t *version;
+    _Atomic uint32_t clock;
+    _Atomic size_t members; /* roots not yet released; the last frees the group */
+};
+
+struct pc_io;
+struct pc_lane;
+/* peers.c: transfers of a grouped root's pages (loads from the twin, write-backs merged
+ * against it); called by residency.c's transfer() without the pool lock. */
+int pc_group_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
+                      size_t dev_off, size_t start, size_t len, struct pc_lane *lane);
+/* Pool lock held: whether the copy of root page `page` is older than the host's bytes. */
+bool pc_group_stale(const struct vast_pc_buffer *root, size_t page);
+/* end_host_write of a grouped root: the host bytes [lo, hi) changed; copies of `pinned`
+ * (updated with them) stay current. */
+void pc_group_host_written(struct vast_pc_buffer *root, size_t lo, size_t hi,
+                           const struct pc_io *pinned, size_t npinned);
+/* release of a grouped root: leaves the group (the last member frees it). */
+void pc_group_leave(struct vast_pc_buffer *root);
 
 /* A host write in progress (begin..end): its pages are fenced off, see coherence.c. */
 struct vast_host_write {

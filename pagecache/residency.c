@@ -53,6 +53,8 @@ static int write_back_unordered(struct vast_pool *pool, struct pc_lane *lane,
 static int transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
                     size_t dev_off, size_t start, size_t len, struct pc_lane *lane)
 {
+    if (root->group) /* shared with other pools: twins and merges (peers.c) */
+        return pc_group_transfer(pool, root, frame, dev_off, start, len, lane);
     char *host = (char *)pagecache_backing_base(root->backing) + start;
     vast_host_pin pin = pagecache_pin_backing(root->backing, pool->ops, pool->dev, start, len);
     vast_dev_chunk chunk = pagecache_frame_chunk(pool, frame);
@@ -292,6 +294,8 @@ int pagecache_release_buffer(struct vast_pc_buffer *buf)
     pthread_mutex_unlock(&pool->lock);
     if (pinned)
         return VAST_PC_ERR_PINNED;
+    if (buf->group)
+        pc_group_leave(buf);
     pagecache_fini_page_table(&buf->pt);
     free(buf);
     return VAST_PC_OK;

@@ -1,0 +1,201 @@
+/* test_peers.c: one backing store paged by two pools (peers.c; README.md "Several devices"),
+ * over two fake devices: writes of disjoint bytes of the same pages by both survive their
+ * write-backs (flush and eviction), in either order, with equal and with different page
+ * sizes; a copy older than the host's bytes (another pool's write-back, a host write) is
+ * dropped by pagecache_refresh_range and a current one is kept; pagecache_check holds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_device.h"
+#include "pagecache.h"
+#include "vast_cmocka.h"
+
+#define PG 4096u
+#define SIZE (3 * PG + 100) /* no page multiple */
+
+struct side {
+    struct fake_device dev;
+    struct vast_pool *pool;
+    struct vast_pc_buffer *buf;
+};
+
+struct fx {
+    struct side s[2];
+    struct vast_backing *store;
+    unsigned char want[SIZE];
+};
+
+static struct fx *open_fx(size_t page0, size_t page1, size_t frames)
+{
+    struct fx *fx = calloc(1, sizeof *fx);
+    assert_int_equal(pagecache_create_backing(SIZE, 0, &fx->store), 0);
+    unsigned char *h = pagecache_backing_base(fx->store);
+    for (size_t i = 0; i < SIZE; i++)
+        h[i] = fx->want[i] = (unsigned char)(i * 13 + 5);
+    size_t pages[2] = {page0, page1};
+    struct vast_pc_buffer *roots[2];
+    for (int k = 0; k < 2; k++) {
+        fx->s[k].pool = fake_pool_open(&fx->s[k].dev, pages[k], frames, frames);
+        assert_non_null(fx->s[k].pool);
+        assert_int_equal(pagecache_create_buffer(fx->s[k].pool, fx->store, &fx->s[k].buf), 0);
+        roots[k] = fx->s[k].buf;
+    }
+    assert_int_equal(pagecache_share_backing(roots, 2), 0);
+    return fx;
+}
+
+static void close_fx(struct fx *fx)
+{
+    for (int k = 0; k < 2; k++) {
+        assert_null(pagecache_check(fx->s[k].pool));
+        assert_int_equal(pagecache_release_buffer(fx->s[k].buf), 0);
+    }
+    pagecache_destroy_backing(fx->store);
+    for (int k = 0; k < 2; k++) {
+        pagecache_destroy_pool(fx->s[k].pool);
+        fake_device_fini(&fx->s[k].dev);
+    }
+    free(fx);
+}
+
+/* A "kernel" on side k: bytes i of [lo, hi) with i % 2 == parity become f(i, k), on the device. */
+static void device_write(struct fx *fx, int k, size_t lo, size_t hi, int parity)
+{
+    struct side *s = &fx->s[k];
+    size_t first, count;
+    assert_int_equal(pagecache_page_range(s->buf, lo, hi - lo, &first, &count), 0);
+    struct vast_frame_loc *locs = calloc(count, sizeof *locs);
+    assert_int_equal(pagecache_make_resident(s->buf, first, count, VAST_PC_PIN, locs), 0);
+    size_t page = s->pool->page_size;
+    for (size_t i = lo; i < hi; i++) {
+        if ((int)(i % 2) != parity)
+            continue;
+        struct vast_frame_loc *l = &locs[i / page - first];
+        unsigned char v = (unsigned char)(i * 3 + 100 * k + 1);
+        fake_chunk_mem(l->chunk)[l->offset + i % page] = v;
+        fx->want[i] = v;
+    }
+    assert_int_equal(pagecache_mark_dirty(s->buf, first, count), 0);
+    pagecache_unpin_range(s->buf, first, count);
+    free(locs);
+}
+
+static void assert_host(struct fx *fx)
+{
+    assert_memory_equal(pagecache_backing_base(fx->store), fx->want, SIZE);
+}
+
+/* Both sides load every page, each writes every other byte, then both write back: both
+ * sides' bytes are on the host whichever goes first (last-writer-wins would lose one). */
+static void disjoint(size_t page0, size_t page1, int first_back)
+{
+    struct fx *fx = open_fx(page0, page1, 8);
+    device_write(fx, 0, 0, SIZE, 0);
+    device_write(fx, 1, 0, SIZE, 1);
+    assert_int_equal(pagecache_flush_range(fx->s[first_back].buf, 0, SIZE), 0);
+    assert_int_equal(pagecache_flush_range(fx->s[!first_back].buf, 0, SIZE), 0);
+    assert_host(fx);
+    close_fx(fx);
+}
+
+static void test_disjoint_same_pages(void **state)
+{
+    (void)state;
+    disjoint(PG, PG, 0);
+    disjoint(PG, PG, 1);
+}
+
+static void test_disjoint_other_page_sizes(void **state)
+{
+    (void)state;
+    disjoint(PG, 2 * PG, 0);
+    disjoint(2 * PG, PG, 1);
+}
+
+/* Write-back by eviction merges too: side 0 has two frames and streams over four pages. */
+static void test_eviction_merges(void **state)
+{
+    (void)state;
+    struct fx *fx = open_fx(PG, PG, 2);
+    device_write(fx, 1, 0, 2 * PG, 1); /* side 1 keeps these dirty */
+    device_write(fx, 0, 0, 2 * PG, 0);
+    device_write(fx, 0, 2 * PG, SIZE, 0); /* evicts side 0's first two pages */
+    assert_int_equal(pagecache_flush_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_int_equal(pagecache_flush_range(fx->s[0].buf, 0, SIZE), 0);
+    assert_host(fx);
+    close_fx(fx);
+}
+
+static size_t resident(struct side *s)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < 4; p++)
+        n += pagecache_page_frame(s->buf, p) != 0xffffffffu;
+    return n;
+}
+
+/* Side 1's write-back makes side 0's copy of that page stale: refresh drops it and keeps the
+ * others; side 0 then reads side 1's bytes. Side 1's own copy stays current. */
+static void test_refresh_drops_stale(void **state)
+{
+    (void)state;
+    struct fx *fx = open_fx(PG, PG, 8);
+    assert_int_equal(pagecache_make_resident(fx->s[0].buf, 0, 4, 0, NULL), 0);
+    device_write(fx, 1, PG + 10, PG + 20, 0);
+    assert_int_equal(pagecache_flush_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_int_equal(pagecache_refresh_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_int_equal(resident(&fx->s[1]), 1); /* its own write: current */
+    assert_int_equal(resident(&fx->s[0]), 4);
+    assert_int_equal(pagecache_refresh_range(fx->s[0].buf, 0, SIZE), 0);
+    assert_int_equal(resident(&fx->s[0]), 3);
+    assert_int_equal(pagecache_page_frame(fx->s[0].buf, 1), 0xffffffffu);
+    unsigned char got[SIZE];
+    assert_int_equal(pagecache_make_resident(fx->s[0].buf, 0, 4, 0, NULL), 0);
+    assert_int_equal(pagecache_refresh_range(fx->s[0].buf, 0, SIZE), 0);
+    assert_int_equal(resident(&fx->s[0]), 4); /* reloaded: current */
+    assert_int_equal(pagecache_read(fx->s[0].buf, 0, SIZE, got), 0);
+    assert_memory_equal(got, fx->want, SIZE);
+    close_fx(fx);
+}
+
+/* A stale dirty copy merges its own bytes before it goes; a host write through one side
+ * leaves the other's copies stale and its own current. */
+static void test_refresh_dirty_and_host_writes(void **state)
+{
+    (void)state;
+    struct fx *fx = open_fx(PG, PG, 8);
+    device_write(fx, 0, 0, SIZE, 0);
+    device_write(fx, 1, 0, SIZE, 1);
+    assert_int_equal(pagecache_flush_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_int_equal(pagecache_refresh_range(fx->s[0].buf, 0, SIZE), 0); /* stale and dirty */
+    assert_int_equal(resident(&fx->s[0]), 0);
+    assert_host(fx);
+    assert_int_equal(pagecache_refresh_range(fx->s[1].buf, 0, SIZE), 0); /* side 0's bytes came */
+    assert_int_equal(resident(&fx->s[1]), 0);
+    unsigned char bytes[50];
+    memset(bytes, 0x3c, sizeof bytes);
+    assert_int_equal(pagecache_write(fx->s[1].buf, 2 * PG + 5, sizeof bytes, bytes), 0);
+    memcpy(fx->want + 2 * PG + 5, bytes, sizeof bytes);
+    assert_int_equal(pagecache_make_resident(fx->s[0].buf, 0, 4, 0, NULL), 0);
+    assert_int_equal(pagecache_make_resident(fx->s[1].buf, 0, 4, 0, NULL), 0);
+    assert_int_equal(pagecache_write(fx->s[1].buf, PG + 5, sizeof bytes, bytes), 0); /* page 1 */
+    memcpy(fx->want + PG + 5, bytes, sizeof bytes);
+    assert_int_equal(pagecache_refresh_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_int_equal(resident(&fx->s[1]), 4); /* updated by its own host write: current */
+    assert_int_equal(pagecache_refresh_range(fx->s[0].buf, 0, SIZE), 0);
+    assert_int_equal(resident(&fx->s[0]), 3);
+    device_write(fx, 0, PG, PG + 4, 0); /* reloads page 1 with the host's bytes */
+    assert_int_equal(pagecache_flush_range(fx->s[0].buf, 0, SIZE), 0);
+    assert_int_equal(pagecache_flush_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_host(fx);
+    close_fx(fx);
+}
+
+VAST_CMOCKA_MAIN(NULL, NULL, test_disjoint_same_pages, test_disjoint_other_page_sizes, test_eviction_merges,
+                 test_refresh_drops_stale, test_refresh_dirty_and_host_writes)
