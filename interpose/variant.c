@@ -26,7 +26,8 @@ _Static_assert(VAST_PC_ENTRY_CHUNK_SHIFT == TRANSLATE_LPT_CHUNK_SHIFT &&
 
 struct vast_launch_program {
     bool tried;              /* translation attempted (once) */
-    bool inspector_tried;    /* inspector build attempted (once) */
+    bool inspector_tried;    /* inspector build attempted (once, unless it failed for want of memory) */
+    bool paged_again;        /* the paged build failed for want of memory: built again at the next launch */
     struct translate_result *tr;
     cl_program built[VAST_VARIANT_COUNT]; /* paged and inspector programs (real, shared context) */
 };
@@ -52,7 +53,7 @@ static void log_build_failure(struct vast_backend *be, cl_program real, cl_devic
 /* The translated programs are built for the device's page cache: its page shift and chunk
  * count become constants (translate.h, VAST_PAGE_SHIFT and VAST_POOL_CHUNKS). */
 static cl_program build_source(cl_program app, cl_device_id dev, const char *src, const char *options,
-                               const char *what)
+                               const char *what, bool *again)
 {
     struct vast_backend *be = dev->backend;
     cl_int err;
@@ -63,11 +64,15 @@ static cl_program build_source(cl_program app, cl_device_id dev, const char *src
         snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu", options ? options : "",
                  pool->page_shift, pool->nchunks);
     cl_program p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, &err);
-    if (p != NULL && be->dispatch->clBuildProgram(p, 1, &dev->real, opts ? opts : options, NULL, NULL) != CL_SUCCESS) {
+    if (p != NULL && (err = be->dispatch->clBuildProgram(p, 1, &dev->real, opts ? opts : options, NULL, NULL)) !=
+                         CL_SUCCESS) {
         log_build_failure(be, p, dev, app, what);
         be->dispatch->clReleaseProgram(p);
         p = NULL;
     }
+    /* A driver that ran out of memory may build it later: only a failed compilation is final. */
+    *again = p == NULL && (err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY ||
+                           err == CL_MEM_OBJECT_ALLOCATION_FAILURE);
     free(opts);
     return p;
 }
@@ -112,7 +117,8 @@ static void program_translate(cl_program p, cl_device_id dev, struct vast_launch
         vast_warn("kernel '%s' cannot be paged: %s (%s:%u): %s", dg->kernel ? dg->kernel : "*", dg->construct,
                   dg->file ? dg->file : "?", dg->line, dg->message);
     }
-    s->built[VAST_VARIANT_PAGED] = build_source(p, dev, s->tr->paged_source, s->tr->build_options, "paged");
+    s->built[VAST_VARIANT_PAGED] =
+        build_source(p, dev, s->tr->paged_source, s->tr->build_options, "paged", &s->paged_again);
     vast_info("program %p translated in %.1f ms: %zu kernel(s)", (void *)p, s->tr->seconds * 1e3, s->tr->num_kernels);
 }
 
@@ -125,10 +131,14 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
     struct vast_launch_program *s = p->launch;
     if (s != NULL && !s->tried)
         program_translate(p, dev, s);
+    else if (s != NULL && s->paged_again) /* the driver was out of memory at the last try */
+        s->built[VAST_VARIANT_PAGED] =
+            build_source(p, dev, s->tr->paged_source, s->tr->build_options, "paged", &s->paged_again);
     if (s != NULL && inspector && !s->inspector_tried && s->tr != NULL && s->tr->inspector_source != NULL) {
-        s->inspector_tried = true;
+        bool again;
         s->built[VAST_VARIANT_INSPECTOR] =
-            build_source(p, dev, s->tr->inspector_source, s->tr->build_options, "inspector");
+            build_source(p, dev, s->tr->inspector_source, s->tr->build_options, "inspector", &again);
+        s->inspector_tried = !again;
     }
     pthread_mutex_unlock(&p->obj.lock);
     return s;
