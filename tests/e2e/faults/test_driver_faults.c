@@ -318,6 +318,7 @@ int main(int argc, char **argv)
     if (r.status != 0 || strstr(r.out, "fault: calls") == NULL) {
         printf("FAIL the run without a fault (status %d)\n", r.status);
         harness_dump(r.out);
+        free(r.out);
         return 1;
     }
     long counts[NENTRIES];
