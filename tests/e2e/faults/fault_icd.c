@@ -19,10 +19,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default"))) /* the project builds with hidden visibility */
-
-typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
-static get_platforms_fn real_get;
 
 enum {
     F_CREATE_BUFFER,
@@ -157,7 +153,7 @@ static void report(void)
         }                                                                                                              \
     } while (0)
 
-static int patch(cl_platform_id p)
+static int shim_patch(cl_platform_id p)
 {
     struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)p;
     long page = sysconf(_SC_PAGESIZE);
@@ -177,22 +173,9 @@ static int patch(cl_platform_id p)
     return 0;
 }
 
-static int load(void)
+/* After the real library loaded: which call fails, and the report at exit. */
+static void shim_loaded(void)
 {
-    if (real_get != NULL)
-        return 0;
-    const char *lib = getenv("FAULT_REAL");
-    void *h = lib != NULL ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (h == NULL) {
-        fprintf(stderr, "fault: cannot load FAULT_REAL='%s'\n", lib ? lib : "");
-        return -1;
-    }
-    real_get = (get_platforms_fn)(uintptr_t)dlsym(h, "clIcdGetPlatformIDsKHR");
-    void *(*addr)(const char *) = (void *(*)(const char *))(uintptr_t)dlsym(h, "clGetExtensionFunctionAddress");
-    if (real_get == NULL && addr != NULL)
-        real_get = (get_platforms_fn)(uintptr_t)addr("clIcdGetPlatformIDsKHR");
-    if (real_get == NULL)
-        return -1;
     const char *entry = getenv("FAULT_ENTRY"), *n = getenv("FAULT_N"), *code = getenv("FAULT_CODE");
     for (int e = 0; entry != NULL && e < F_ENTRIES; e++)
         if (!strcmp(entry, names[e]))
@@ -200,24 +183,8 @@ static int load(void)
     target_n = n ? strtoul(n, NULL, 10) : 0;
     target_code = code ? (cl_int)strtol(code, NULL, 10) : CL_OUT_OF_RESOURCES;
     atexit(report);
-    return 0;
 }
 
-EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *ids, cl_uint *count)
-{
-    if (load() != 0)
-        return CL_PLATFORM_NOT_FOUND_KHR;
-    cl_uint c = 0;
-    cl_int err = real_get(0, NULL, &c);
-    cl_platform_id all[16];
-    if (err != CL_SUCCESS || c == 0 || c > 16 || (err = real_get(c, all, NULL)) != CL_SUCCESS)
-        return err != CL_SUCCESS ? err : CL_PLATFORM_NOT_FOUND_KHR;
-    for (cl_uint i = 0; i < c; i++)
-        if (patch(all[i]) != 0)
-            return CL_PLATFORM_NOT_FOUND_KHR;
-    for (cl_uint i = 0; ids != NULL && i < n && i < c; i++)
-        ids[i] = all[i];
-    if (count != NULL)
-        *count = c;
-    return CL_SUCCESS;
-}
+#define VENDOR_SHIM_ENV "FAULT_REAL"
+#define VENDOR_SHIM_NAME "fault"
+#include "vendor_shim.h"
