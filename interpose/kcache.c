@@ -198,7 +198,7 @@ static cl_program build_binary(struct vast_backend *be, cl_device_id dev, const 
     return p;
 }
 
-cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, bool *built)
+cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, cl_int *status)
 {
     uint64_t t0 = vast_now_ns();
     struct vast_backend *be = dev->backend;
@@ -218,13 +218,13 @@ cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *opti
         free(bin);
         bin = NULL;
     }
-    *built = p != NULL;
+    *status = CL_SUCCESS;
     if (p == NULL) {
-        cl_int err;
-        p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, &err);
-        *built = p != NULL && be->dispatch->clBuildProgram(p, 1, &dev->real, options, NULL, NULL) == CL_SUCCESS;
+        p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, status);
+        if (p != NULL)
+            *status = be->dispatch->clBuildProgram(p, 1, &dev->real, options, NULL, NULL);
         atomic_fetch_add(&source_builds, 1);
-        if (*built && c != NULL)
+        if (*status == CL_SUCCESS && c != NULL)
             bin = program_binary(be, p, dev, &len);
         if (bin != NULL && vast_diskcache_put(c, key, bin, len))
             atomic_fetch_add(&stored, 1);

@@ -24,9 +24,10 @@ int vast_kcache_translate(cl_device_id dev, const char *source, const struct tra
                           struct translate_result **out);
 
 /* A real program of src for dev on the backend's shared context, built with options: from the
- * cached binary, else from source (its binary then stored). *built says whether the build
- * succeeded (a failed program is returned for its build log; NULL when none could be made). */
-cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, bool *built);
+ * cached binary, else from source (its binary then stored). *status is CL_SUCCESS when it
+ * built, else the driver's error (a failed program is returned for its build log; NULL when
+ * none could be made). */
+cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, cl_int *status);
 
 /* One `vast: stats: cache ...` line (VAST_STATS=1), when anything was translated or built:
  * hits and misses of each kind, build_s (time translating and building on any thread, cache

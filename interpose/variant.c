@@ -85,7 +85,7 @@ static char *build_failure(struct vast_backend *be, cl_program real, cl_device_i
 /* The translated programs are built for the device's page cache: its page shift and chunk
  * count become constants (translate.h, VAST_PAGE_SHIFT and VAST_POOL_CHUNKS). */
 static cl_program build_source(cl_program app, cl_device_id dev, const char *src, const char *options,
-                               const char *what, char **error)
+                               const char *what, char **error, bool *again)
 {
     struct vast_backend *be = dev->backend;
     cl_int err;
@@ -95,13 +95,16 @@ static cl_program build_source(cl_program app, cl_device_id dev, const char *src
     if (opts != NULL)
         snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu", options ? options : "",
                  pool->page_shift, pool->nchunks);
-    bool built;
-    cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &built); /* a cached binary, else source */
-    if (p != NULL && !built) {
+    cl_int status;
+    cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &status); /* a cached binary, else source */
+    if (p != NULL && status != CL_SUCCESS) {
         *error = build_failure(be, p, dev, app, what);
         be->dispatch->clReleaseProgram(p);
         p = NULL;
     }
+    /* A driver that ran out of memory may build it later: only a failed compilation is final. */
+    *again = p == NULL && (status == CL_OUT_OF_RESOURCES || status == CL_OUT_OF_HOST_MEMORY ||
+                           status == CL_MEM_OBJECT_ALLOCATION_FAILURE);
     free(opts);
     return p;
 }
@@ -211,6 +214,7 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
     pthread_mutex_lock(&p->obj.lock);
     struct vast_launch_program *s = state_of(p);
     struct vast_device_builds *d = NULL;
+    bool again[VAST_VARIANT_COUNT] = {false}; /* built again at the next call, not in this one */
     while (s != NULL) {
         while (s->busy)
             pthread_cond_wait(&s->idle, &p->obj.lock);
@@ -234,7 +238,7 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
             program_translate(p, dev, options, &out);
         else
             out.built = build_source(p, dev, inspect ? tr->inspector_source : tr->paged_source, tr->build_options,
-                                     inspect ? "inspector" : "paged", &out.error);
+                                     inspect ? "inspector" : "paged", &out.error, &again[v]);
         free(options);
         pthread_mutex_lock(&p->obj.lock);
         if (translate) {
@@ -251,6 +255,10 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
         s->busy = false;
         pthread_cond_broadcast(&s->idle);
     }
+    if (d != NULL && again[VAST_VARIANT_PAGED]) /* the driver was out of memory: try at the next launch */
+        d->paged_tried = false;
+    if (d != NULL && again[VAST_VARIANT_INSPECTOR])
+        d->inspector_tried = false;
     if (s != NULL && !quiet)
         report(p, s, d);
     pthread_mutex_unlock(&p->obj.lock);

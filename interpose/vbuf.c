@@ -73,6 +73,12 @@ static int pool_create(cl_device_id dev, cl_int *err)
         vast_error("cannot make the page cache of %s (budget %zu bytes, page %zu, chunk %zu): %s", dev->name,
                    budget, page, max_chunk, pagecache_status_string(st));
         *err = vast_pc_error(st);
+        /* The next buffer tries again from nothing: nothing of this try may stay behind. */
+        if (dev->devops != NULL)
+            pagecache_destroy_devops_opencl(dev->devops);
+        dev->devops = NULL;
+        d->clReleaseCommandQueue(dev->pool_queue);
+        dev->pool_queue = NULL;
         return st;
     }
     pagecache_configure_duplex(dev->pool, cfg->duplex_window); /* pagecache/README.md "Duplex" */

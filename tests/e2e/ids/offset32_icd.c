@@ -16,9 +16,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
-
-static get_platforms_fn real_get;
 static cl_api_clEnqueueNDRangeKernel real_enqueue;
 #define EXPORT __attribute__((visibility("default"))) /* the project builds with hidden visibility */
 
@@ -49,7 +46,7 @@ static cl_int CL_API_CALL enqueue32(cl_command_queue q, cl_kernel k, cl_uint dim
     return real_enqueue(q, k, dims, offset != NULL ? off : NULL, global, local, nw, w, ev);
 }
 
-static int patch(cl_platform_id p)
+static int shim_patch(cl_platform_id p)
 {
     struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)p;
     if (d->clEnqueueNDRangeKernel == enqueue32)
@@ -63,41 +60,11 @@ static int patch(cl_platform_id p)
     return 0;
 }
 
-static int load(void)
+static void shim_loaded(void)
 {
-    if (real_get != NULL)
-        return 0;
-    const char *lib = getenv("OFFSET32_REAL");
-    void *h = lib != NULL ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (h == NULL) {
-        fprintf(stderr, "offset32: cannot load OFFSET32_REAL='%s'\n", lib ? lib : "");
-        return -1;
-    }
-    real_get = (get_platforms_fn)(uintptr_t)dlsym(h, "clIcdGetPlatformIDsKHR");
-    void *(*addr)(const char *) = (void *(*)(const char *))(uintptr_t)dlsym(h, "clGetExtensionFunctionAddress");
-    if (real_get == NULL && addr != NULL)
-        real_get = (get_platforms_fn)(uintptr_t)addr("clIcdGetPlatformIDsKHR");
-    if (real_get == NULL)
-        return -1;
     atexit(report);
-    return 0;
 }
 
-EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *ids, cl_uint *count)
-{
-    if (load() != 0)
-        return CL_PLATFORM_NOT_FOUND_KHR;
-    cl_uint c = 0;
-    cl_int err = real_get(0, NULL, &c);
-    cl_platform_id all[16];
-    if (err != CL_SUCCESS || c == 0 || c > 16 || (err = real_get(c, all, NULL)) != CL_SUCCESS)
-        return err != CL_SUCCESS ? err : CL_PLATFORM_NOT_FOUND_KHR;
-    for (cl_uint i = 0; i < c; i++)
-        if (patch(all[i]) != 0)
-            return CL_PLATFORM_NOT_FOUND_KHR;
-    for (cl_uint i = 0; ids != NULL && i < n && i < c; i++)
-        ids[i] = all[i];
-    if (count != NULL)
-        *count = c;
-    return CL_SUCCESS;
-}
+#define VENDOR_SHIM_ENV "OFFSET32_REAL"
+#define VENDOR_SHIM_NAME "offset32"
+#include "vendor_shim.h"
