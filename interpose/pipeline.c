@@ -16,7 +16,8 @@
  * vast_plan_add_sticky), and the faulted work-groups run again. A kernel that is not safe to
  * re-execute (reads and writes one buffer,
  * compound assignments, atomics) has the writable pages of each partition written back before
- * it runs, and restored from the host before a retry. That snapshot lives on the host rather
+ * it runs (and the pages that faulted, before the retry that has them), and restored from the
+ * host before a retry. That snapshot lives on the host rather
  * than in spare device frames: it costs PCIe time only for pages that were already dirty and
  * on retries, and it leaves the whole budget to partitions. A partition whose faulted pages
  * no longer fit is split in halves whose page sets are inspected again (split_partition).
@@ -389,6 +390,13 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
         *split = true;
     } else if (err == CL_SUCCESS) {
         err = pin_set(r, add, lpt, false);
+        /* The snapshot a later retry restores from must hold the faulted pages too: this
+         * partition never wrote them (its stores there went to the sink), but the host copy
+         * of a page dirty from an earlier partition is older than its frame. */
+        if (err == CL_SUCCESS && r->needs_restore && for_each_run(r, add, run_flush, NULL) != 0) {
+            for_each_run(r, add, run_unpin, NULL);
+            err = CL_OUT_OF_RESOURCES;
+        }
         for (size_t vp = 0; err == CL_SUCCESS && vp < r->pages; vp++)
             p->set[vp] |= add[vp];
         p->count += err == CL_SUCCESS ? n : 0;

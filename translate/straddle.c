@@ -12,8 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int is_array_type(CXType t)
+{
+    enum CXTypeKind k = clang_getCanonicalType(t).kind;
+    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray ||
+           k == CXType_DependentSizedArray;
+}
+
+/* The array an element access `arr[i]` indexes, when it is an array lvalue (a member
+ * `s->m[i]`, through the implicit decay to a pointer and parentheses); else a null cursor
+ * (a subscript of a pointer, whose alignment is its pointee's). */
+static CXCursor subscripted_array(CXCursor c)
+{
+    CXCursor b = tr_nth_child(c, 0);
+    while (!clang_Cursor_isNull(b) && !is_array_type(clang_getCursorType(b))) {
+        enum CXCursorKind k = clang_getCursorKind(b);
+        if (k != CXCursor_ParenExpr && k != CXCursor_UnexposedExpr)
+            return clang_getNullCursor();
+        b = tr_nth_child(b, 0);
+    }
+    return b;
+}
+
 /* The alignment the access's address is known to have: its type's, but a member's is
- * bounded by its base's and by its offset there (a packed struct's members have 1). */
+ * bounded by its base's and by its offset there (a packed struct's members have 1), and an
+ * element of an array member by the array's. */
 long long tr_access_align(CXCursor c)
 {
     enum CXCursorKind k = clang_getCursorKind(c);
@@ -21,6 +44,11 @@ long long tr_access_align(CXCursor c)
     if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr) {
         CXCursor in = tr_nth_child(c, 0);
         return clang_Cursor_isNull(in) ? a : tr_access_align(in);
+    }
+    if (k == CXCursor_ArraySubscriptExpr) {
+        CXCursor arr = subscripted_array(c);
+        long long ba = clang_Cursor_isNull(arr) ? a : tr_access_align(arr);
+        return ba < a ? ba : a;
     }
     if (k != CXCursor_MemberRefExpr)
         return a;

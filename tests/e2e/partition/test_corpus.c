@@ -76,6 +76,7 @@ static const struct scale scales[] = {
     {"dbl", {2500}, 0, {0}, NONE, NULL, NULL},
     {"vec8", {3000}, 0, {0}, NONE, NULL, NULL},
     {"structcopy", {400}, 0, {0}, NONE, NULL, NULL},
+    {"packedarr", {400}, 0, {0}, NONE, NULL, NULL},
     /* idx < 32 picks among 33 entries of b: only the work-items scale (o, idx) */
     {"faulted", {3000}, 1u << 1, {0}, NONE, NULL, NULL},
 };

@@ -13,6 +13,9 @@
  *                 a fabricated 0 indexes 0xffffffff, far out of bounds), then a loop with a
  *                 barrier to a bound loaded by the whole work-group (a fabricated 0: for ever;
  *                 the work-items must leave it together)
+ *   fault_rmw     a read-modify-write of pages found by faults, then a gather at an address
+ *                 computed from the value written (faults again in the retry): the retry's
+ *                 restore must bring back what earlier partitions wrote to those pages
  * Accesses that may straddle a page (defect 9): whole-struct loads and stores of a 12-byte
  * struct, a packed 7-byte struct and its misaligned members, a complex-number union (as
  * pyopencl's cfloat_t), a 24-byte double struct, and vload/vstore of float16 and double8 at
@@ -221,10 +224,35 @@ static void make_barrier_rows(struct job *j)
                       {BUF(n * 4, rnd_u32(n, 0, 0)), BUF(n * 4, poison(n * 4))}};
 }
 
+/* A read-modify-write on pages found by faults (perm's indices: the inspector reads 0), then a
+ * gather whose address depends on the value written, which faults again in the retry: the
+ * retry restores the faulted pages from the host, which must then hold what earlier
+ * partitions wrote there (random kernels, seeds 200009 and 200040: one work-group's stores
+ * to b were undone, or applied twice). */
+static void make_fault_rmw(struct job *j)
+{
+    static const char *src =
+        "__kernel void fault_rmw(__global const uint *perm, __global uint *b, __global const uint *tab,\n"
+        "                        __global uint *out) {\n"
+        "  size_t i = get_global_id(0); uint k = perm[i];\n"
+        "  b[k] ^= 0x9e3779b9u * (uint)(i + 1);\n"
+        "  uint v = b[k];\n"
+        "  out[i] = tab[i * 4 + (v & 2047u)];\n"
+        "}\n";
+    uint32_t *perm = malloc(fn * 4);
+    for (size_t t = 0; t < fn; t++)
+        perm[t] = (uint32_t)(t ^ 1);
+    size_t tn = fn * 4 + 2048;
+    *j = (struct job){src, "", "fault_rmw", 1, {fn}, {64}, {0}, true, false, 0, 4,
+                      {BUF(fn * 4, perm), BUF(fn * 4, rnd_u32(fn, 0, 0)), BUF(tn * 4, rnd_u32(tn, 0, 0)),
+                       BUF(fn * 4, poison(fn * 4))}};
+}
+
 static const struct xlat_test tests[] = {
     {"fault_div", "fault_div", 3, 1, make_fault_div},
     {"fault_loop", "fault_loop", 3, 1, make_fault_loop},
     {"fault_local", "fault_local", 3, 1, make_fault_local},
+    {"fault_rmw", "fault_rmw", 8, 1, make_fault_rmw},
     {"straddle_struct", "straddle_struct", 4, 1, make_straddle_struct},
     {"straddle_packed", "straddle_packed", 8, 0, make_straddle_packed},
     {"straddle_vec", "straddle_vec", 8, 0, make_straddle_vec},

@@ -12,6 +12,7 @@ static const char prog_basic[] =
     "typedef struct { int a; float b; } pair;\n"
     "typedef struct { int a; uint b; int c; } trip;\n"
     "typedef struct __attribute__((packed)) { char c; int v; } pk5;\n"
+    "typedef struct __attribute__((packed)) { char c; int v[2]; } pk9;\n"
     S(__kernel void vadd(__global const float *a, __global const float *b, __global float *c) {
         int i = get_global_id(0); c[i] = a[i] + b[i]; })
     S(__kernel void saxpy(float s, __global const float *x, __global float *y) {
@@ -50,7 +51,12 @@ static const char prog_basic[] =
     S(__kernel void structcopy(__global const trip *a, __global trip *b, __global const pk5 *p,
                                __global pk5 *q) {
         int i = get_global_id(0); trip t = a[i + 1]; t.a += t.c; b[i] = t;
-        pk5 s = p[i]; s.v ^= s.c; q[i] = s; q[i].c = p[i + 1].c; });
+        pk5 s = p[i]; s.v ^= s.c; q[i] = s; q[i].c = p[i + 1].c; })
+    /* elements of an array member of a packed struct: misaligned, some cross the pages (the
+     * random-kernel test found them translated as aligned accesses) */
+    S(__kernel void packedarr(__global const pk9 *p, __global pk9 *q, __global int *o) {
+        int i = get_global_id(0); o[i] = p[i].v[1] + p[i + 1].v[0];
+        q[i].v[1] = o[i] ^ p[i].c; q[i].v[0] = p[i].v[1]; });
 
 static const char prog_index[] =
     S(__kernel void geometry(__global uint *o) {
@@ -163,6 +169,7 @@ const struct kcase corpus_cases[] = {
     {"vec3", 0, 1, {200}, {20}, {0}, 0, {U(600, 0), P(600 * 4)}},
     {"withconst", 0, 1, {512}, {64}, {0}, 0, {F(8), F(512), P(2048)}},
     {"structcopy", 0, 1, {1000}, {40}, {0}, 0, {U(3003, 0), P(12000), U(1252, 0), P(5000)}},
+    {"packedarr", 0, 1, {1000}, {40}, {0}, 0, {U(2253, 0), P(9000), P(4000)}},
     {"geometry", 1, 2, {64, 24}, {16, 4}, {16, 8}, 0, {P(64 * 24 * 16)}},
     {"transpose", 1, 2, {64, 48}, {16, 8}, {0, 0}, 0, {F(64 * 48), P(64 * 48 * 4), I(64), I(48)}},
     {"stencil3d", 1, 3, {16, 12, 10}, {8, 4, 2}, {0, 0, 0}, 0,

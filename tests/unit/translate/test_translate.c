@@ -331,6 +331,31 @@ static void test_straddle_split(void **state)
     translate_result_free(r);
 }
 
+/* An element of an array member of a packed struct is as misaligned as the member: it goes
+ * through the byte-copying helper (a load, a plain store), and a read-modify-write of it is
+ * diagnosed, as for any other packed member. Found by the random-kernel test (randk.py): such
+ * an element was translated as an aligned access, so one crossing a page read and wrote the
+ * wrong frame. */
+static void test_straddle_packed_array(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef struct __attribute__((packed)) { char c; int v[2]; struct { short s[2]; } in; } pk;\n"
+           "__kernel void k(__global pk *q, __global int *o) {\n"
+           "  int i = get_global_id(0); o[i] = q[i].v[1] + q[i].in.s[1]; q[i].v[0] = o[i]; }\n"
+           "__kernel void rmw(__global pk *q) { q[get_global_id(0)].v[1] ^= 3; }\n", NULL);
+    const char *p = r->paged_source;
+    assert_true(r->kernels[0].paged_ok);
+    assert_non_null(strstr(p, "vast_ld_int_4_u((ulong)&(q[i].v[1]), vast_lpt, "));
+    assert_non_null(strstr(p, "vast_ld_short_2_u((ulong)&(q[i].in.s[1]), vast_lpt, "));
+    assert_non_null(strstr(p, "vast_st_int_4_u((ulong)&(q[i].v[0]), ( "));
+    assert_false(r->kernels[1].paged_ok);
+    assert_true(r->num_diags >= 1);
+    assert_string_equal(r->diags[0].kernel, "rmw");
+    assert_string_equal(r->diags[0].construct, "straddling-access");
+    translate_result_free(r);
+}
+
 /* A faulted work-group stays harmless: divisions by loaded data, loops driven by it and
  * indices computed from it are guarded; constant divisors and untainted indices are not. */
 static void test_faulted_guards(void **state)
@@ -376,4 +401,4 @@ VAST_CMOCKA_MAIN(NULL, NULL,
                  test_metadata_through_helpers, test_metadata_past_63_args,
                  test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget,
                  test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements,
-                 test_straddle_split, test_faulted_guards)
+                 test_straddle_split, test_straddle_packed_array, test_faulted_guards)
