@@ -491,7 +491,7 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
      * work-group's whole loop gathers, so work-group partitions would each meet all of it in
      * faults. Iteration ranges from the start keep each partition's gathers small, and a range
      * whose faults outgrow the budget splits (pipeline.c, split_partition). */
-    bool by_iterations = r->tk->iteration_ranges && r->tk->data_dependent_addresses;
+    bool by_iterations = r->tk->iteration_ranges && !r->tk->resumable && r->tk->data_dependent_addresses;
     cl_int err = by_iterations ? vast_stride_plan(r, &plan, &n) : plan_once(r, &plan, &n, &w, &over);
     while (err == CL_OUT_OF_RESOURCES && over == OVER_GROUP && vast_plan_can_slice(r)) {
         vast_plan_slice(r); /* independent work-items: run a work-group in slices */

@@ -18,6 +18,7 @@ struct vast_launch_counters {
     unsigned long partitions, faults, retries;
     unsigned long host_plans; /* plans made from host page sets (partition.c), not the inspector */
     uint64_t h2d_bytes, d2h_bytes;
+    uint64_t spill_bytes; /* resumable loops' state areas made (paged.c), outside the budget */
     uint64_t build_ns, inspector_ns, plan_ns, transfer_ns, kernel_ns, total_ns; /* build: translation, builds */
 };
 

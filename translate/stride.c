@@ -149,6 +149,12 @@ static int touches_global(struct tr_unit *u, CXCursor c)
     return scan_of(u, c).global;
 }
 
+struct tr_scan tr_scan_subtree(struct tr_unit *u, CXCursor c)
+{
+    struct scan s = scan_of(u, c);
+    return (struct tr_scan){s.global, s.sync, s.local, s.helper};
+}
+
 /* ---- where the loops are ---------------------------------------------------------- */
 
 static void add_loop(struct sctx *x, CXCursor f)
