@@ -235,7 +235,8 @@ bool vast_plan_kept(const struct vast_paged *r);
 
 /* stride.c: partitions of loop iterations for kernels with grid-stride loops whose single
  * work-group exceeds the budget (CL_OUT_OF_RESOURCES, logged, when one iteration does). */
-cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
+/* quiet: the caller tries another way when one iteration is too big (no error logged then). */
+cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts, bool quiet);
 /* Before running a plan (parts NULL: a stride plan being made): partitions of iteration
  * ranges over a written buffer passed twice must not overlap (sets r->needs_restore). */
 void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n);

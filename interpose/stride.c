@@ -158,7 +158,7 @@ void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *part
         r->sequential = true;
 }
 
-cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
+cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts, bool quiet)
 {
     size_t block = r->total_groups;
     cl_int err;
@@ -181,6 +181,10 @@ cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, siz
         vast_partitions_free(pl.parts, pl.n);
         if (err != CL_SUCCESS)
             return err;
+        if (block == 1 && quiet) {
+            vast_info("kernel '%s': one loop iteration of a single work-group exceeds the budget", r->cmd->kernel->name);
+            return CL_OUT_OF_RESOURCES;
+        }
         if (block == 1) {
             vast_error("kernel '%s': one loop iteration of a single work-group touches more pages than the device "
                        "budget (VAST_DEVICE_MEMORY) holds (%zu): it cannot run partitioned",

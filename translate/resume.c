@@ -495,10 +495,7 @@ static void rewrite(struct rctx *x, CXCursor body, CXCursor l, unsigned long lon
 
 int tr_resume_kernel(struct tr_unit *u, struct tr_fn *fn, struct translate_kernel *k)
 {
-    CXCursor body = clang_getNullCursor();
-    for (unsigned i = 0; !clang_Cursor_isNull(tr_nth_child(fn->cursor, i)); i++)
-        if (kind(tr_nth_child(fn->cursor, i)) == CXCursor_CompoundStmt)
-            body = tr_nth_child(fn->cursor, i);
+    CXCursor body = tr_fn_body(fn->cursor);
     if (clang_Cursor_isNull(body) || fn->nparams == 0)
         return 0;
     for (unsigned p = 0; p < k->num_args; p++)
