@@ -96,6 +96,8 @@ struct vast_paged {
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
+    bool sequential;                  /* one partition at a time (resumable loops: stride.c) */
+    cl_mem spill[2];                  /* resumable loops' state: [0] the paged kernel's, [1] the inspector's */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
@@ -116,6 +118,7 @@ struct vast_partition {
     size_t sticky; /* of them, pages other partitions faulted (partition.c, vast_plan_add_sticky) */
     bool own_only; /* one work-group that did not fit beside such pages: it gets none */
     uint64_t iter_first, iter_end; /* iterations of grid-stride loops (stride.c); iter_end 0: all */
+    uint64_t iter_peel; /* a split of [iter_first, all): the first part's length (0: 1) */
 };
 
 /* paged.c: the launch's virtual space and the kernel ABI. */
@@ -142,8 +145,10 @@ void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4
 cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_kernel k, cl_uint slab_arg, size_t first,
                           size_t end, cl_event *kev);
 /* Sets the iteration range argument (vast_iters) of a real paged or inspector kernel when
- * the kernel has one (end 0: all iterations). */
-cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end);
+ * the kernel has one (end 0: all iterations), and for resumable loops the spill areas
+ * (translate.h): a range run gets the launch's (made on first use, filled with 0xff, refused
+ * with a log line when over the bound), the inspector its own and the paged kernel's. */
+cl_int vast_paged_set_iters(struct vast_paged *r, cl_kernel real, bool inspector, uint64_t first, uint64_t end);
 
 /* pipeline.c: the partitions of a plan run in order, pipelined, with faults and retries. */
 /* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
@@ -242,7 +247,8 @@ bool vast_plan_kept(const struct vast_paged *r);
 
 /* stride.c: partitions of loop iterations for kernels with grid-stride loops whose single
  * work-group exceeds the budget (CL_OUT_OF_RESOURCES, logged, when one iteration does). */
-cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
+/* quiet: the caller tries another way when one iteration is too big (no error logged then). */
+cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts, bool quiet);
 /* Before running a plan (parts NULL: a stride plan being made): partitions of iteration
  * ranges over a written buffer passed twice must not overlap (sets r->needs_restore). */
 void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n);

@@ -313,8 +313,8 @@ void vast_paged_close(struct vast_paged *r)
 {
     if (r->d == NULL)
         return;
-    cl_mem owned[5] = {r->lpt[0], r->lpt[1], r->scratch, r->faults[0], r->faults[1]};
-    for (size_t i = 0; i < 5; i++)
+    cl_mem owned[7] = {r->lpt[0], r->lpt[1], r->scratch, r->faults[0], r->faults[1], r->spill[0], r->spill[1]};
+    for (size_t i = 0; i < 7; i++)
         if (owned[i] != NULL)
             r->d->clReleaseMemObject(owned[i]);
     for (cl_uint i = 0; r->arg_const != NULL && i < r->cmd->num_args; i++)
@@ -441,14 +441,62 @@ cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_ker
     return err;
 }
 
-cl_int vast_paged_set_iters(const struct vast_paged *r, cl_kernel real, uint64_t first, uint64_t end)
+/* The spill area of resumable loops (translate.h): two slots of a record per work-item and
+ * per work-group. It lives outside the page cache's budget (the state is not the application's
+ * data), so it is bounded on its own: each area at most 1/8 of the real device's memory and
+ * one allocation. */
+static cl_int spill_open(struct vast_paged *r, int which)
+{
+    if (r->spill[which] != NULL)
+        return CL_SUCCESS;
+    const struct launch_shape *sh = &r->cmd->sh;
+    uint64_t items = (uint64_t)sh->global[0] * sh->global[1] * sh->global[2];
+    uint64_t bytes = 2 * (items * r->tk->spill_item_bytes + (uint64_t)r->total_groups * r->tk->spill_group_bytes);
+    cl_ulong mem = 0, max_alloc = 0;
+    cl_device_id real = r->dev->real;
+    cl_int err = r->d->clGetDeviceInfo(real, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+    if (err == CL_SUCCESS)
+        err = r->d->clGetDeviceInfo(real, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (bytes > mem / 8 || bytes > max_alloc) {
+        vast_error("kernel '%s': its loop carries %llu bytes of state per work-item (%llu per work-group); "
+                   "splitting it in iteration ranges would keep %llu MiB of it on the device, over the bound "
+                   "(1/8 of the device's memory, one allocation): it cannot run partitioned",
+                   r->cmd->kernel->name, r->tk->spill_item_bytes, r->tk->spill_group_bytes,
+                   (unsigned long long)(bytes >> 20));
+        return CL_OUT_OF_RESOURCES;
+    }
+    r->spill[which] = r->d->clCreateBuffer(r->cmd->queue->context->backend->shared, CL_MEM_READ_WRITE, bytes, NULL,
+                                           &err);
+    static const cl_uchar none = 0xff; /* no record has a position yet */
+    if (err == CL_SUCCESS)
+        err = r->d->clEnqueueFillBuffer(r->rq, r->spill[which], &none, 1, 0, bytes, 0, NULL, NULL);
+    r->c.spill_bytes += err == CL_SUCCESS ? bytes : 0;
+    return err;
+}
+
+cl_int vast_paged_set_iters(struct vast_paged *r, cl_kernel real, bool inspector, uint64_t first, uint64_t end)
 {
     if (r->tk == NULL || !r->tk->iteration_ranges)
         return CL_SUCCESS;
     cl_uint n = 0;
     cl_int err = r->d->clGetKernelInfo(real, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
     cl_ulong2 v = {{first, end != 0 ? end : CL_ULONG_MAX}};
-    if (err == CL_SUCCESS && n == 0)
+    cl_uint at = r->tk->resumable ? 3 : 1; /* vast_iters: the last, or before the spill areas */
+    if (err == CL_SUCCESS && n < at)
         err = CL_INVALID_KERNEL;
-    return err == CL_SUCCESS ? r->d->clSetKernelArg(real, n - 1, sizeof v, &v) : err; /* vast_iters: the last */
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(real, n - at, sizeof v, &v);
+    if (err != CL_SUCCESS || !r->tk->resumable)
+        return err;
+    cl_mem own = NULL, in = NULL;
+    if (end != 0 || first != 0) {
+        err = spill_open(r, inspector);
+        own = r->spill[inspector];
+        in = inspector ? r->spill[0] : NULL;
+    }
+    if (err == CL_SUCCESS)
+        err = r->d->clSetKernelArg(real, n - 2, sizeof own, &own);
+    return err == CL_SUCCESS ? r->d->clSetKernelArg(real, n - 1, sizeof in, &in) : err;
 }

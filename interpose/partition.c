@@ -510,8 +510,8 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
      * work-group's whole loop gathers, so work-group partitions would each meet all of it in
      * faults. Iteration ranges from the start keep each partition's gathers small, and a range
      * whose faults outgrow the budget splits (pipeline.c, split_partition). */
-    bool by_iterations = r->tk->iteration_ranges && r->tk->data_dependent_addresses;
-    cl_int err = by_iterations ? vast_stride_plan(r, &plan, &n) : plan_once(r, &plan, &n, &w, &over);
+    bool by_iterations = r->tk->iteration_ranges && !r->tk->resumable && r->tk->data_dependent_addresses;
+    cl_int err = by_iterations ? vast_stride_plan(r, &plan, &n, false) : plan_once(r, &plan, &n, &w, &over);
     while (err == CL_OUT_OF_RESOURCES && over == OVER_GROUP && vast_plan_can_slice(r)) {
         vast_plan_slice(r); /* independent work-items: run a work-group in slices */
         vast_info("kernel '%s': a work-group alone exceeds the budget; its work-items are independent, so it "
@@ -520,8 +520,18 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         r->pas->close(r);
         err = plan_once(r, &plan, &n, &w, &over);
     }
-    if (err == CL_OUT_OF_RESOURCES && over == OVER_LOOPS) /* loop iterations (stride.c) */
-        err = vast_stride_plan(r, &plan, &n); /* frees its partitions on failure */
+    /* Loop iterations (stride.c); a resumable loop whose one iteration of a work-group is too
+     * big runs in slices of work-groups where its work-items are independent, each in ranges. */
+    while (err == CL_OUT_OF_RESOURCES && over == OVER_LOOPS) {
+        bool slice = r->tk->resumable && vast_plan_can_slice(r);
+        err = vast_stride_plan(r, &plan, &n, slice); /* frees its partitions on failure */
+        if (err != CL_OUT_OF_RESOURCES || !slice)
+            break;
+        vast_plan_slice(r);
+        vast_info("kernel '%s': its work-items are independent, so its work-groups run in slices of %zu x %zu x "
+                  "%zu work-items", r->cmd->kernel->name, r->local[0], r->local[1], r->local[2]);
+        r->pas->close(r);
+    }
     if (err == CL_SUCCESS && key != NULL && r->slices == kept_slices)
         vast_plan_cache_put(r->cmd->kernel, key, key_len, plan, n, r->pages);
     else

@@ -152,7 +152,7 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(in->ik, n + 6, sizeof pascfg, &pascfg);
     if (err == CL_SUCCESS)
-        err = vast_paged_set_iters(r, in->ik, in->iter_first, in->iter_end);
+        err = vast_paged_set_iters(r, in->ik, true, in->iter_first, in->iter_end);
     if (err == CL_SUCCESS)
         err = vast_paged_enqueue(r, r->rq, in->ik, n + 7, first, end, NULL);
     if (err == CL_SUCCESS)
@@ -160,6 +160,11 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->pas, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
     in->more = status[2] != 0;
+    if (err == CL_SUCCESS && status[3] != 0) { /* resumable loops: no record of the range's start */
+        vast_error("kernel '%s': the inspector found no saved loop state for iteration %llu",
+                   r->cmd->kernel->name, (unsigned long long)in->iter_first);
+        err = CL_OUT_OF_RESOURCES;
+    }
     if (err == CL_SUCCESS && status[0] != 0)
         vast_info("kernel '%s': the inspector's loop budget ran out; faults will complete its page sets",
                   r->cmd->kernel->name);

@@ -353,6 +353,14 @@ static cl_int collect_faults(struct vast_paged *r, int slot, const uint8_t *set,
  * work-groups to run again (*again, *first, *end), or that the partition with its faulted
  * pages no longer fits and must be split (*split; its writable pages restored first when it
  * is not safe to re-execute). A log that cannot be used fails the launch, loudly. */
+/* A partition of all iterations from iter_first of a kernel with iteration ranges: when one
+ * work-group of it outgrows the budget with its faults, a first part of its iterations runs
+ * alone and the rest after it (split_partition). */
+static bool peelable(const struct vast_paged *r, const struct vast_partition *p)
+{
+    return r->tk->iteration_ranges && p->iter_end == 0;
+}
+
 static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int slot, size_t *first, size_t *end,
                             bool *again, bool *split)
 {
@@ -375,7 +383,8 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
         vast_plan_note_faults(r, add);
     bool fits = p->count + n <= r->pool->nframes;
     /* else split: own pages only, or halves of its loops' iterations (split_partition) */
-    if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0 && p->iter_end <= p->iter_first + 1) {
+    if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0 && !peelable(r, p) &&
+        p->iter_end <= p->iter_first + 1) {
         vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
                    "(VAST_DEVICE_MEMORY)",
                    r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
@@ -441,7 +450,7 @@ static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t firs
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
-    cl_int err = vast_paged_set_iters(r, r->pk, f->p->iter_first, f->p->iter_end);
+    cl_int err = vast_paged_set_iters(r, r->pk, false, f->p->iter_first, f->p->iter_end);
     if (err == CL_SUCCESS)
         err = enqueue_partition(r, f->slot, first, end, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
@@ -538,7 +547,8 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
     /* One work-group: halves of its loops' iterations where it has them (stride.c) and no
      * pages of other partitions, else once more with its own pages only. */
     bool alone = p->end - p->first < 2;
-    bool iter_halves = alone && p->sticky == 0 && p->iter_end > p->iter_first + 1;
+    bool peel = alone && p->sticky == 0 && peelable(r, p);
+    bool iter_halves = alone && p->sticky == 0 && (peel || p->iter_end > p->iter_first + 1);
     bool own_only = alone && !iter_halves;
     size_t mid = alone ? p->end : p->first + (p->end - p->first) / 2;
     VAST_RETURN_IF(*depth + 2 > SPLIT_DEPTH, CL_OUT_OF_RESOURCES, "kernel '%s': partitions split too often",
@@ -548,10 +558,15 @@ static cl_int split_partition(struct vast_paged *r, const struct vast_partition 
     h[0] = (struct vast_partition){.first = p->first, .end = mid, .own_only = own_only,
                                    .iter_first = p->iter_first, .iter_end = p->iter_end};
     h[1] = (struct vast_partition){.first = mid, .end = p->end, .iter_first = p->iter_first, .iter_end = p->iter_end};
-    if (iter_halves) {
-        uint64_t imid = p->iter_first + (p->iter_end - p->iter_first) / 2;
+    if (peel && p->iter_first == 0)
+        vast_info("kernel '%s': work-group %zu exceeds the budget with its faulted pages; its loop runs in "
+                  "iteration ranges (peeled from its start, doubling)", r->cmd->kernel->name, p->first);
+    if (iter_halves) { /* of a range; of all iterations: a first part, doubling from one at each peel */
+        uint64_t c = p->iter_peel != 0 ? p->iter_peel : 1;
+        uint64_t imid = peel ? p->iter_first + c : p->iter_first + (p->iter_end - p->iter_first) / 2;
         h[0] = (struct vast_partition){.first = p->first, .end = p->end, .iter_first = p->iter_first, .iter_end = imid};
-        h[1] = (struct vast_partition){.first = p->first, .end = p->end, .iter_first = imid, .iter_end = p->iter_end};
+        h[1] = (struct vast_partition){.first = p->first, .end = p->end, .iter_first = imid, .iter_end = p->iter_end,
+                                       .iter_peel = c * 2};
     }
     cl_int err = CL_SUCCESS;
     for (int k = 0; k < 2 - own_only && err == CL_SUCCESS; k++) {
@@ -618,7 +633,7 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
     struct run_stack st = {.depth = 0};
     size_t next_planned = 0;
     cl_int err = CL_SUCCESS;
-    bool pipe = !r->needs_restore;
+    bool pipe = !r->needs_restore && !r->sequential;
     cl_command_queue q2 = pipe ? vast_executor_queue2(r->dev) : NULL;
     if (q2 != NULL)
         r->sq[1] = q2;

@@ -19,6 +19,7 @@ struct vast_launch_counters {
     unsigned long host_plans; /* plans made from host page sets (partition.c), not the inspector */
     unsigned long on_queue;   /* direct launches put on the application's queue (launch.c, launch_fast) */
     uint64_t h2d_bytes, d2h_bytes;
+    uint64_t spill_bytes; /* resumable loops' state areas made (paged.c), outside the budget */
     uint64_t build_ns, inspector_ns, plan_ns, transfer_ns, kernel_ns, total_ns; /* build: translation, builds */
 };
 

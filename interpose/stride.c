@@ -94,8 +94,10 @@ static cl_int plan_block(struct splan *pl, size_t g0, size_t g1, uint64_t *c, bo
     pl->prev_count = 0;
     for (uint64_t k = 0; err == CL_SUCCESS && more;) {
         bool ok = false;
+        uint64_t last_c = 0; /* the range length of the latest probe */
         for (;;) { /* halve the range until it fits beside its predecessor */
             err = probe(pl, g0, g1, k, *c, set, &count, &more);
+            last_c = *c;
             if (err != CL_SUCCESS || (ok = fits(pl, set, count)) || *c == 1)
                 break;
             *c /= 2;
@@ -107,12 +109,16 @@ static cl_int plan_block(struct splan *pl, size_t g0, size_t g1, uint64_t *c, bo
         /* double while it fits and is small: in steady state one inspector launch per range */
         while (err == CL_SUCCESS && ok && more && count * 4 <= nframes && *c < MAX_RANGE) {
             err = probe(pl, g0, g1, k, *c * 2, set2, &count2, &more2);
+            last_c = *c * 2;
             if (err != CL_SUCCESS || !fits(pl, set2, count2))
                 break;
             uint8_t *t = set;
             set = set2, set2 = t;
             count = count2, more = more2, *c *= 2;
         }
+        /* a resumable loop's inspector left the state at k + c behind only if (k, c) ran last */
+        if (err == CL_SUCCESS && r->tk->resumable && last_c != *c)
+            err = probe(pl, g0, g1, k, *c, set, &count, &more);
         if (err == CL_SUCCESS)
             err = emit(pl, g0, g1, k, *c, set, count);
         if (err == CL_SUCCESS) {
@@ -148,9 +154,13 @@ void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *part
      * then run one partition at a time. */
     if (ranges && aliased_writes(r))
         r->needs_restore = true;
+    /* A resumable loop's range starts from the state its predecessor saved: the ranges of a
+     * work-group run in order, each after the retries of the one before (pipeline.c). */
+    if (ranges && r->tk->resumable)
+        r->sequential = true;
 }
 
-cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
+cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts, bool quiet)
 {
     size_t block = r->total_groups;
     cl_int err;
@@ -175,6 +185,10 @@ cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, siz
         vast_partitions_free(pl.parts, pl.n);
         if (err != CL_SUCCESS)
             return err;
+        if (block == 1 && quiet) {
+            vast_info("kernel '%s': one loop iteration of a single work-group exceeds the budget", r->cmd->kernel->name);
+            return CL_OUT_OF_RESOURCES;
+        }
         if (block == 1) {
             vast_error("kernel '%s': one loop iteration of a single work-group touches more pages than the device "
                        "budget (VAST_DEVICE_MEMORY) holds (%zu): it cannot run partitioned",

@@ -120,6 +120,15 @@ unsigned tr_num_children(CXCursor c)
     return n.seen;
 }
 
+CXCursor tr_fn_body(CXCursor fn)
+{
+    CXCursor body = clang_getNullCursor();
+    for (unsigned i = 0; !clang_Cursor_isNull(tr_nth_child(fn, i)); i++)
+        if (clang_getCursorKind(tr_nth_child(fn, i)) == CXCursor_CompoundStmt)
+            body = tr_nth_child(fn, i);
+    return body;
+}
+
 struct tr_frame *tr_frame_enter(struct tr_frame *st, int depth, CXCursor c)
 {
     struct tr_frame *f = &st[depth];

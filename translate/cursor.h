@@ -42,6 +42,8 @@ int tr_param_index(CXCursor fn, unsigned nparams, CXCursor decl);
 int tr_cursor_span(CXCursor c, unsigned *start, unsigned *end);
 CXCursor tr_nth_child(CXCursor c, unsigned i); /* null cursor past the last child */
 unsigned tr_num_children(CXCursor c);
+/* The body (compound statement) of function fn, or a null cursor. */
+CXCursor tr_fn_body(CXCursor fn);
 int tr_in_main_file(CXCursor c);
 char *tr_cursor_type_spelling(CXCursor c);
 /* One level of a pre-order walk's parent stack: the cursor, its span and its index among

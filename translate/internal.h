@@ -137,5 +137,15 @@ struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn);
 /* Grid-stride loops (stride.c): 1 when the kernel's loops may run in iteration ranges, after
  * rewriting them and appending the `ulong2 vast_iters` parameter (translate.h); else 0. */
 int tr_stride_kernel(struct tr_unit *u, struct tr_fn *fn);
+/* What a subtree does (stride.c, helpers it calls included): touches __global memory (or
+ * images, printf), calls a work-group function, uses __local memory, calls a helper. */
+struct tr_scan {
+    int global, sync, local, helper;
+};
+struct tr_scan tr_scan_subtree(struct tr_unit *u, CXCursor c);
+/* Resumable loops (resume.c): 1 when the kernel's loop carrying state may run in iteration
+ * ranges with its live state spilled between them, after rewriting it (translate.h,
+ * resumable; k's spill sizes filled); else 0. */
+int tr_resume_kernel(struct tr_unit *u, struct tr_fn *fn, struct translate_kernel *k);
 
 #endif

@@ -143,6 +143,8 @@ void tr_meta_unit(struct tr_unit *u)
             k->affine = tr_affine_kernel(u, fn);
         if (k->paged_ok)
             k->iteration_ranges = tr_stride_kernel(u, fn);
+        if (k->paged_ok && !k->iteration_ranges)
+            k->iteration_ranges = k->resumable = tr_resume_kernel(u, fn, k);
         if (a.diag && a.diag_fn && strcmp(a.diag_fn, fn->name))
             tr_diag_add(u, fn->cursor, fn->name, "helper", "calls %s, which cannot be "
                         "translated (see its diagnostic)", a.diag_fn);

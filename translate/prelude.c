@@ -45,6 +45,33 @@
     "(uint4)((uint)(slab.s3 & 0x1fffff), (uint)((slab.s3 >> 21) & 0x1fffff), (uint)((slab.s3 " \
     ">> 42) & 0x1fffff), 1); cx->ks = max(k, (uint4)(1)); }\n"
 
+/* Resumable loops (resume.c): the records of a work-item (and of its work-group) in the two
+ * slots of a spill area, found by their position; byte copies of variables to and from them. */
+#define TR_RESUME                                                                         \
+    "void vast_rs_put(__global uchar *d, const uchar *s, uint n) { for (uint i = 0; i < n; i++) d[i] = s[i]; }\n" \
+    "void vast_rs_get(uchar *d, __global const uchar *s, uint n) { for (uint i = 0; i < n; i++) d[i] = s[i]; }\n" \
+    "void vast_rs_lput(__global uchar *d, __local const uchar *s, uint n, uint i0, uint st) { for (uint i = i0; " \
+    "i < n; i += st) d[i] = s[i]; }\n"                                                     \
+    "void vast_rs_lget(__local uchar *d, __global const uchar *s, uint n, uint i0, uint st) { for (uint i = i0; " \
+    "i < n; i += st) d[i] = s[i]; }\n"                                                     \
+    "uint vast_rs_lid(__local vast_ctx *cx) { return (uint)(vast_get_local_id(0, cx) + vast_get_local_size(0, " \
+    "cx) * (vast_get_local_id(1, cx) + vast_get_local_size(1, cx) * vast_get_local_id(2, cx))); }\n" \
+    "uint vast_rs_lsz(__local vast_ctx *cx) { return (uint)(vast_get_local_size(0, cx) * vast_get_local_size(1, " \
+    "cx) * vast_get_local_size(2, cx)); }\n"                                               \
+    "void vast_rs_find(__global uchar *sp, __global uchar *in, ulong s0, ulong R, ulong G, __global uchar **rr, " \
+    "__global uchar **rw, __global uchar **gr, __global uchar **gw, __local vast_ctx *cx) { *rr = 0; *rw = 0; " \
+    "*gr = 0; *gw = 0; if (sp == 0) return; ulong wi = 0, wg = 0; for (int d = 2; d >= 0; d--) { wi = wi * " \
+    "vast_gsize_of((uint)d, cx) + (vast_get_global_id((uint)d, cx) - vast_get_global_offset((uint)d, cx)); " \
+    "wg = wg * vast_get_num_groups((uint)d, cx) + vast_get_group_id((uint)d, cx); } ulong nwi = " \
+    "vast_gsize_of(0, cx) * vast_gsize_of(1, cx) * vast_gsize_of(2, cx), nwg = vast_get_num_groups(0, cx) * " \
+    "vast_get_num_groups(1, cx) * vast_get_num_groups(2, cx); ulong gb = 2 * nwi * R; uint ws = 0; if (s0 != " \
+    "0) { if (in != 0 && *(__global const ulong *)(in + wi * R) == s0) { *rr = in + wi * R; *gr = in + gb + " \
+    "wg * G; } else if (in != 0 && *(__global const ulong *)(in + (nwi + wi) * R) == s0) { *rr = in + (nwi + " \
+    "wi) * R; *gr = in + gb + (nwg + wg) * G; } else if (*(__global const ulong *)(sp + wi * R) == s0) { *rr " \
+    "= sp + wi * R; *gr = sp + gb + wg * G; ws = 1; } else if (*(__global const ulong *)(sp + (nwi + wi) * R) " \
+    "== s0) { *rr = sp + (nwi + wi) * R; *gr = sp + gb + (nwg + wg) * G; } ws = *(__global const " \
+    "ulong *)(sp + wi * R) == s0; } *rw = sp + (ws * nwi + wi) * R; *gw = sp + gb + (ws * nwg + wg) * G; }\n"
+
 /* Build-time constants: the runtime builds both programs for one page cache, whose page
  * size and number of pool chunks never change, so it may define VAST_PAGE_SHIFT (equal to
  * vast_cfg.s0) and VAST_POOL_CHUNKS (1..4). Translations then shift and mask by constants
@@ -104,7 +131,7 @@ static const char paged_prelude[] =
     "*pool1; __global uchar *pool2; __global uchar *pool3; __global uchar *scratch; "
     "__global uint *faults; ulong4 gsize; ulong4 goff; ulong4 slab; uint4 ks; ulong lpt_entries; ulong mask; ulong "
     "flat; uint shift; volatile int wg_fault; volatile uint last_fault; } vast_ctx;\n"
-    TR_GEOMETRY
+    TR_GEOMETRY TR_RESUME
     "void vast_fault(__local vast_ctx *cx, ulong vp, uint kind) { cx->wg_fault = 1; if (vp "
     "< 0xffffffffu && atomic_xchg(&cx->last_fault, (uint)vp) == (uint)vp) return; uint k = "
     "atomic_inc(cx->faults); if (k < cx->faults[1]) { __global uint *e = cx->faults + 4 + "
@@ -148,7 +175,7 @@ static const char inspect_prelude[] =
     "the page accessed set; loads yield 0, stores vanish. */\n"
     "typedef struct { __global uchar *pas; __global uchar *scratch; __global uint *status; "
     "ulong4 gsize; ulong4 goff; ulong4 slab; uint4 ks; ulong pas_pages; ulong mask; ulong budget; ulong flat; uint "
-    "shift; } vast_ctx;\n" TR_GEOMETRY
+    "shift; } vast_ctx;\n" TR_GEOMETRY TR_RESUME
     TR_CONSTANTS
     "void vast_mark_k(ulong va, __global uchar *row, ulong pages, __global uint *status, "
     "__local vast_ctx *cx) { ulong vp = va >> vast_shift(cx); if (vp < pages) { if "

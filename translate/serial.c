@@ -14,8 +14,19 @@
 #include <string.h>
 
 #define SERIAL_MAGIC 0x53525456u /* "VTRS" */
-#define SERIAL_FORMAT 1u
+#define SERIAL_FORMAT 2u /* 2: resumable loops' fields */
 #define NULL_STRING UINT64_MAX
+
+/* A tripwire for the walk below: a field added to one of these structs must be walked too
+ * (then update its size here, and SERIAL_FORMAT). Sizes on LP64 targets. */
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(sizeof(struct translate_kernel) == 80 && sizeof(struct translate_result) == 72 &&
+                   sizeof(struct translate_arg) == 32 && sizeof(struct translate_diag) == 40 &&
+                   sizeof(struct translate_anode) == 16 && sizeof(struct translate_aexpr) == 16 &&
+                   sizeof(struct translate_aloop) == 56 && sizeof(struct translate_asite) == 32 &&
+                   sizeof(struct translate_affine) == 32,
+               "a struct of translate.h changed: walk its new fields in serial.c");
+#endif
 
 struct ser {
     bool reading, bad;
@@ -194,6 +205,9 @@ static void ser_kernel(struct ser *s, struct translate_kernel *k)
     SER_INT(s, k->work_group_bound, 1);
     ser_affine(s, &k->affine);
     SER_INT(s, k->iteration_ranges, 1);
+    SER_INT(s, k->resumable, 1);
+    SER_INT(s, k->spill_item_bytes, UINT64_MAX);
+    SER_INT(s, k->spill_group_bytes, UINT64_MAX);
 }
 
 static void ser_diag(struct ser *s, struct translate_diag *d)

@@ -149,6 +149,12 @@ static int touches_global(struct tr_unit *u, CXCursor c)
     return scan_of(u, c).global;
 }
 
+struct tr_scan tr_scan_subtree(struct tr_unit *u, CXCursor c)
+{
+    struct scan s = scan_of(u, c);
+    return (struct tr_scan){s.global, s.sync, s.local, s.helper};
+}
+
 /* ---- where the loops are ---------------------------------------------------------- */
 
 static void add_loop(struct sctx *x, CXCursor f)
@@ -467,10 +473,7 @@ static void rewrite_loop(struct tr_unit *u, CXCursor f)
 
 int tr_stride_kernel(struct tr_unit *u, struct tr_fn *fn)
 {
-    CXCursor body = clang_getNullCursor();
-    for (unsigned i = 0; !clang_Cursor_isNull(tr_nth_child(fn->cursor, i)); i++)
-        if (kind(tr_nth_child(fn->cursor, i)) == CXCursor_CompoundStmt)
-            body = tr_nth_child(fn->cursor, i);
+    CXCursor body = tr_fn_body(fn->cursor);
     if (clang_Cursor_isNull(body) || fn->nparams == 0)
         return 0;
     struct scan all = scan_of(u, body);

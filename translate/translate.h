@@ -66,7 +66,8 @@
  *   __global uchar *vast_scratch       2 pages as above (loads yield 0, stores vanish)
  *   __global uint *vast_status         [0] loop step budget exhausted (nonzero: PAS may be
  *                                      incomplete), [1] accesses past pas_pages (count),
- *                                      [2] iterations remain past vast_iters.s1 (below)
+ *                                      [2] iterations remain past vast_iters.s1 (below),
+ *                                      [3] a resumable loop found no record of s0 (below)
  *   ulong4 vast_gsize, vast_goff       as for the paged kernel
  *   ulong4 vast_cfg                    .s0 page shift, .s1 pas_pages, .s2/.s3 flat range
  *   ulong4 vast_pascfg                 .s0 wg_per_chunk (>= 1), .s1 loop step budget,
@@ -81,6 +82,19 @@
  * Kernels with iteration_ranges (struct translate_kernel) take, in both programs, one more
  * parameter after all the others: `ulong2 vast_iters`, the iterations [s0, s1) of each
  * work-item's grid-stride loops to run ((0, ~0): all).
+ *
+ * Resumable loops (resumable): after vast_iters, `__global uchar *vast_spill` and
+ * `__global uchar *vast_spill_in`, real buffers (NULL: none; with vast_iters (0, ~0) neither is
+ * touched). vast_spill holds two slots of records: per work-item w (flat global id over the
+ * original NDRange, N items) at (slot * N + w) * spill_item_bytes: {ulong position, ulong done,
+ * the loop's private variables}; then, from 2 * N * spill_item_bytes, per work-group g (flat
+ * group id, G groups) at (slot * G + g) * spill_group_bytes: its __local variables. A run of
+ * [s0, s1) with s0 > 0 restores from the record whose position is s0 (vast_spill_in's slots
+ * first, then vast_spill's) and, when a work-item is cut at s1 (or finished earlier), writes
+ * position s1 into the slot of vast_spill that does not hold s0: a retry of the range, or the
+ * inspector reading the paged kernel's spill through vast_spill_in, finds the state at s0
+ * again. A paged run that finds no record for s0 logs a fault on virtual page 0 (out of
+ * bounds: the launch fails). The runtime fills a new spill area with 0xff (no position).
  *
  * Build options: the runtime may add -D VAST_PAGE_SHIFT=S (equal to vast_cfg.s0 of every
  * launch) and -D VAST_POOL_CHUNKS=N (1..4, the pool chunks in use) to the returned
@@ -234,6 +248,13 @@ struct translate_kernel {
      * [0, ~0) in separate launches then equals one launch. The inspector sets vast_status[2]
      * when a work-item's loop has iterations at or past s1. */
     int iteration_ranges;
+    /* Resumable loops (translate/resume.c): iteration_ranges and resumable are both 1 for a
+     * kernel whose loop carries state from iteration to iteration; both kernels then take
+     * `ulong2 vast_iters, __global uchar *vast_spill, __global uchar *vast_spill_in` after all
+     * others (ABI above, "Resumable loops"). Record sizes: bytes per work-item (a multiple of
+     * 8, position and done flag included) and per work-group (__local variables, 0: none). */
+    int resumable;
+    unsigned long long spill_item_bytes, spill_group_bytes;
 };
 
 struct translate_diag {

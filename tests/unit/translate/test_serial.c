@@ -17,7 +17,8 @@
 #include "vast_cmocka.h"
 
 /* Every kind of metadata: an affine kernel with nested counted loops, a grid-stride loop
- * (iteration_ranges), a work-group-bound kernel with __local memory and atomics, data-dependent
+ * (iteration_ranges), a loop that carries state (resumable, spill sizes), a work-group-bound
+ * kernel with __local memory and atomics, data-dependent
  * addresses, and a rejected kernel (a diagnostic). */
 static const char *const SRC =
     "typedef struct __attribute__((packed)) { char c; int x; } pk;\n"
@@ -29,6 +30,12 @@ static const char *const SRC =
     "  for (int i = n - 1; i >= 0; i--) a[i] = acc; }\n"
     "__kernel void grid(__global float *y, ulong n) {\n"
     "  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) { y[i] = 1; } }\n"
+    "typedef struct { uint a, b; } state_t;\n"
+    "__kernel void res(__global const uint *seed, __global uint *out, ulong n, __global uint *fin) {\n"
+    "  state_t s; s.a = (uint)get_global_id(0); s.b = 17u;\n"
+    "  ulong idx = get_global_id(0);\n"
+    "  while (idx < n) { s.a = s.a * 1664525u + seed[idx]; out[idx] = s.a ^ s.b; idx += get_global_size(0); }\n"
+    "  fin[get_global_id(0)] = s.a; }\n"
     "__kernel void wg(__global int *h, __global const int *idx, __local int *t) {\n"
     "  t[get_local_id(0)] = idx[get_global_id(0)];\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
@@ -99,6 +106,9 @@ static void assert_kernel_eq(const struct translate_kernel *a, const struct tran
     assert_int_equal(a->work_group_bound, b->work_group_bound);
     assert_affine_eq(a->affine, b->affine);
     assert_int_equal(a->iteration_ranges, b->iteration_ranges);
+    assert_int_equal(a->resumable, b->resumable);
+    assert_int_equal(a->spill_item_bytes, b->spill_item_bytes);
+    assert_int_equal(a->spill_group_bytes, b->spill_group_bytes);
 }
 
 static void assert_result_eq(const struct translate_result *a, const struct translate_result *b)
@@ -132,11 +142,12 @@ static struct translate_result *unpacked(const void *bytes, size_t len)
 /* The test program covers what it claims: otherwise a field could be skipped unseen. */
 static void assert_covers_everything(const struct translate_result *r)
 {
-    int affine_loops = 0, ranges = 0, bound = 0, atomics = 0, dd = 0, rejected = 0, const_ptr = 0, local = 0;
+    int affine_loops = 0, ranges = 0, resumable = 0, bound = 0, atomics = 0, dd = 0, rejected = 0, const_ptr = 0, local = 0;
     for (size_t i = 0; i < r->num_kernels; i++) {
         const struct translate_kernel *k = &r->kernels[i];
         affine_loops += k->affine != NULL && k->affine->nloops >= 2 && k->affine->nsites >= 2;
         ranges += k->iteration_ranges;
+        resumable += k->resumable && k->spill_item_bytes > 0;
         bound += k->work_group_bound;
         atomics += k->uses_global_atomics;
         dd += k->data_dependent_addresses;
@@ -146,7 +157,7 @@ static void assert_covers_everything(const struct translate_result *r)
             local += k->args[a].kind == TRANSLATE_ARG_LOCAL_POINTER;
         }
     }
-    assert_true(affine_loops && ranges && bound && atomics && dd && rejected && const_ptr && local);
+    assert_true(affine_loops && ranges && resumable && bound && atomics && dd && rejected && const_ptr && local);
     assert_true(r->num_diags >= 1 && r->paged_source != NULL && r->inspector_source != NULL);
     assert_true(r->seconds > 0);
 }
