@@ -168,12 +168,17 @@ static void cmd_destroy(struct vast_vcmd *c)
     free(c->deps);
     free(c);
     if (q != NULL) { /* clFinish waits for this */
-        pthread_mutex_lock(&q->obj.lock);
-        q->reaped++;
-        pthread_cond_broadcast(&q->reaped_cond);
-        pthread_mutex_unlock(&q->obj.lock);
+        vast_queue_reaped(q);
         VAST_RELEASE(q);
     }
+}
+
+void vast_queue_reaped(cl_command_queue q)
+{
+    pthread_mutex_lock(&q->obj.lock);
+    q->reaped++;
+    pthread_cond_broadcast(&q->reaped_cond);
+    pthread_mutex_unlock(&q->obj.lock);
 }
 
 /* Runs one ready command on a worker (see the file comment for the order of events). */

@@ -56,6 +56,9 @@ cl_command_queue vast_executor_queue2(cl_device_id dev);
 struct vast_executor;
 struct vast_executor *vast_executor_fast_begin(cl_device_id dev);
 void vast_executor_fast_end(struct vast_executor *ex);
+/* A command counted in q->submitted has been freed, with what it held: clFinish waits for
+ * this (queue.c). The executor's commands, and direct launches on the application's queue. */
+void vast_queue_reaped(cl_command_queue q);
 /* Runs fn(arg) on the executor's reaper thread: releasing VAST objects there, never in a
  * driver callback (file comment of executor.c). Without memory, runs it in the caller. */
 void vast_executor_defer(cl_device_id dev, void (*fn)(void *), void *arg);

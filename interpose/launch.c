@@ -809,13 +809,21 @@ struct fast_launch {
     struct vast_launch_cmd *cmd;
     struct bound_arg *b;
     size_t n;
+    bool counted; /* in the queue's `submitted`: clFinish waits for fast_free */
 };
 
 static void fast_free(void *arg)
 {
     struct fast_launch *f = arg;
+    cl_command_queue q = f->counted ? f->cmd->queue : NULL;
+    if (q != NULL)
+        VAST_RETAIN(q);
     vast_launch_cmd_free(f->cmd);
     free(f);
+    if (q != NULL) { /* clFinish waits for what the launch held to be released */
+        vast_queue_reaped(q);
+        VAST_RELEASE(q);
+    }
 }
 
 /* The real driver's callback: the kernel ended (or failed), its pages may move again. */
@@ -889,13 +897,15 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
     if (*err == CL_SUCCESS)
         mark_written(b, n);
     vast_executor_fast_end(ex);
-    *f = (struct fast_launch){cmd, b, n};
+    *f = (struct fast_launch){cmd, b, n, false};
     if (*err != CL_SUCCESS) {
         unbind(b, n, false);
         f->b = NULL;
         fast_free(f);
         return true;
     }
+    f->counted = true;
+    atomic_fetch_add(&q->submitted, 1);
     struct vast_launch_counters c = {.on_queue = 1, .total_ns = vast_now_ns() - t0};
     vast_stats_launch(cmd->kernel->name, VAST_MODE_DIRECT, &c);
     if (event != NULL) {

@@ -178,46 +178,79 @@ static void test_ordered(void)
     free(patch);
 }
 
+/* Two 625 KiB buffers (two do not fit the 1 MiB budget) with their expected contents, a queue
+ * and a kernel each; a made resident by one launch of its kernel. */
+struct pair {
+    size_t n;
+    uint32_t *wa, *wb, *got;
+    cl_mem a, b;
+    cl_command_queue qa, qb;
+    cl_kernel ka, kb;
+};
+
+static void host_run(const char *name, uint32_t *a, size_t n, uint32_t k)
+{
+    if (strcmp(name, "slow") == 0)
+        host_slow(a, n, k);
+    else
+        host_bump(a, n, k);
+}
+
+static void pair_open(struct pair *p, uint32_t seed, const char *kernel_a, uint32_t ka, uint32_t kb)
+{
+    p->n = 160001;
+    p->wa = malloc(p->n * 4), p->wb = malloc(p->n * 4), p->got = malloc(p->n * 4);
+    for (size_t i = 0; i < p->n; i++) {
+        p->wa[i] = seed_word(i, seed);
+        p->wb[i] = seed_word(i, seed + 1);
+    }
+    p->a = make_buffer(p->wa, p->n), p->b = make_buffer(p->wb, p->n);
+    p->qa = queue(0), p->qb = queue(0);
+    p->ka = kernel(kernel_a, p->a, ka), p->kb = kernel("bump", p->b, kb);
+    launch(p->qa, p->ka, p->n, NULL); /* a becomes resident */
+    host_run(kernel_a, p->wa, p->n, ka);
+    CHECK_CL(clFinish(p->qa));
+}
+
+/* Both buffers read back and compared with what the host computed. */
+static void pair_close(struct pair *p, const char *what)
+{
+    char label[96];
+    CHECK_CL(clEnqueueReadBuffer(p->qb, p->b, CL_TRUE, 0, p->n * 4, p->got, 0, NULL, NULL));
+    snprintf(label, sizeof label, "%s: the second queue's launch", what);
+    compare(label, p->got, p->wb, p->n);
+    CHECK_CL(clEnqueueReadBuffer(p->qa, p->a, CL_TRUE, 0, p->n * 4, p->got, 0, NULL, NULL));
+    snprintf(label, sizeof label, "%s: the first queue's launches", what);
+    compare(label, p->got, p->wa, p->n);
+    clReleaseKernel(p->ka);
+    clReleaseKernel(p->kb);
+    clReleaseMemObject(p->a);
+    clReleaseMemObject(p->b);
+    clReleaseCommandQueue(p->qa);
+    clReleaseCommandQueue(p->qb);
+    free(p->wa);
+    free(p->wb);
+    free(p->got);
+}
+
 static void test_contention(void)
 {
-    const size_t n = 160001; /* 625 KiB each: two do not fit the 1 MiB budget */
     const uint32_t rounds = 1000;
-    uint32_t *wa = malloc(n * 4), *wb = malloc(n * 4), *got = malloc(n * 4);
-    for (size_t i = 0; i < n; i++) {
-        wa[i] = seed_word(i, 21);
-        wb[i] = seed_word(i, 22);
-    }
-    cl_mem a = make_buffer(wa, n), b = make_buffer(wb, n);
-    cl_command_queue qa = queue(0), qb = queue(0);
-    cl_kernel ka = kernel("slow", a, 1), kb = kernel("bump", b, 7);
-    launch(qa, ka, n, NULL); /* a becomes resident */
-    host_slow(wa, n, 1);
-    CHECK_CL(clFinish(qa));
-    CHECK_CL(clSetKernelArg(ka, 1, sizeof rounds, &rounds));
+    struct pair p;
+    pair_open(&p, 21, "slow", 1, 7);
+    CHECK_CL(clSetKernelArg(p.ka, 1, sizeof rounds, &rounds));
     cl_event ea;
-    launch(qa, ka, n, &ea); /* on the queue, a's frames held until it ends */
-    launch(qb, kb, n, NULL); /* needs a's frames */
-    host_slow(wa, n, rounds);
-    host_bump(wb, n, 7);
-    CHECK_CL(clFinish(qb));
+    launch(p.qa, p.ka, p.n, &ea); /* on the queue, a's frames held until it ends */
+    launch(p.qb, p.kb, p.n, NULL); /* needs a's frames */
+    host_slow(p.wa, p.n, rounds);
+    host_bump(p.wb, p.n, 7);
+    CHECK_CL(clFinish(p.qb));
     CHECK_CL(clWaitForEvents(1, &ea));
     cl_int st = 1;
     CHECK_CL(clGetEventInfo(ea, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
     EXPECT(st == CL_COMPLETE, "contention: the long kernel's status is %d", st);
-    CHECK_CL(clEnqueueReadBuffer(qb, b, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare("contention: the waiting launch", got, wb, n);
-    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare("contention: the long kernel", got, wa, n);
     clReleaseEvent(ea);
-    clReleaseKernel(ka);
-    clReleaseKernel(kb);
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseCommandQueue(qa);
-    clReleaseCommandQueue(qb);
-    free(wa);
-    free(wb);
-    free(got);
+    pair_close(&p, "contention");
 }
 
 /* A kernel behind a marker that waits for a user event must not hold frames that another
@@ -225,46 +258,24 @@ static void test_contention(void)
  * never end. */
 static void test_user_event(void)
 {
-    const size_t n = 160001;
-    uint32_t *wa = malloc(n * 4), *wb = malloc(n * 4), *got = malloc(n * 4);
-    for (size_t i = 0; i < n; i++) {
-        wa[i] = seed_word(i, 61);
-        wb[i] = seed_word(i, 62);
-    }
-    cl_mem a = make_buffer(wa, n), b = make_buffer(wb, n);
-    cl_command_queue qa = queue(0), qb = queue(0);
-    cl_kernel ka = kernel("bump", a, 3), kb = kernel("bump", b, 4);
-    launch(qa, ka, n, NULL); /* a becomes resident */
-    host_bump(wa, n, 3);
-    CHECK_CL(clFinish(qa));
+    struct pair p;
+    pair_open(&p, 61, "bump", 3, 4);
     cl_int err;
     cl_event ue = clCreateUserEvent(ctx, &err);
     CHECK_CL(err);
-    CHECK_CL(clEnqueueMarkerWithWaitList(qa, 1, &ue, NULL));
-    launch(qa, ka, n, NULL); /* waits for the user event */
-    host_bump(wa, n, 3);
-    launch(qb, kb, n, NULL); /* needs a's frames */
-    host_bump(wb, n, 4);
-    CHECK_CL(clFinish(qb));
-    CHECK_CL(clEnqueueReadBuffer(qb, b, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare("user event: the other queue's launch", got, wb, n);
+    CHECK_CL(clEnqueueMarkerWithWaitList(p.qa, 1, &ue, NULL));
+    launch(p.qa, p.ka, p.n, NULL); /* waits for the user event */
+    host_bump(p.wa, p.n, 3);
+    launch(p.qb, p.kb, p.n, NULL); /* needs a's frames */
+    host_bump(p.wb, p.n, 4);
+    CHECK_CL(clFinish(p.qb));
+    CHECK_CL(clEnqueueReadBuffer(p.qb, p.b, CL_TRUE, 0, p.n * 4, p.got, 0, NULL, NULL));
+    compare("user event: the other queue's launch, before the event", p.got, p.wb, p.n);
     CHECK_CL(clSetUserEventStatus(ue, CL_COMPLETE));
-    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare("user event: the waiting launch", got, wa, n);
-    launch(qa, ka, n, NULL); /* the marker has completed: on the queue again */
-    host_bump(wa, n, 3);
-    CHECK_CL(clEnqueueReadBuffer(qa, a, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare("user event: after it", got, wa, n);
+    launch(p.qa, p.ka, p.n, NULL); /* the marker has completed: on the queue again */
+    host_bump(p.wa, p.n, 3);
     clReleaseEvent(ue);
-    clReleaseKernel(ka);
-    clReleaseKernel(kb);
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseCommandQueue(qa);
-    clReleaseCommandQueue(qb);
-    free(wa);
-    free(wb);
-    free(got);
+    pair_close(&p, "user event");
 }
 
 static void test_release(void)
