@@ -31,9 +31,11 @@ mkdir -p "$out/vendors"
 echo "$libvast" > "$out/vendors/vast.icd"   # VAST alone: platform 0; it finds PoCL itself
 export LC_ALL=C POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
 
-# failed-case count of a log ("   N test(s) failed" per routine), or -1 when none was printed
-failed_cases() { awk '/test\(s\) failed/ {n += $1; seen = 1} END {print seen ? n : -1}' "$1"; }
-passed_cases() { awk '/test\(s\) passed/ {n += $1} END {print n + 0}' "$1"; }
+# failed-case count of a log ("   N test(s) failed" per routine), or -1 when none was printed;
+# CLBlast colours the line, so the number is taken where it stands, not as the first field
+failed_cases() { awk 'match($0, /[0-9]+ test\(s\) failed/) {n += substr($0, RSTART) + 0; seen = 1}
+                      END {print seen ? n : -1}' "$1"; }
+passed_cases() { awk 'match($0, /[0-9]+ test\(s\) passed/) {n += substr($0, RSTART) + 0} END {print n + 0}' "$1"; }
 
 bad_re='out of bounds|cannot be paged|alone touches|needs [0-9]+ pages|cannot run partitioned'
 passed=0 failed=0
