@@ -45,7 +45,8 @@ struct vast_launch_program {
     pthread_cond_t idle;
     struct translate_result *tr;
     char *warning;           /* what the translation said, logged at the first launch that needs it */
-    struct vast_device_builds *devs; /* per device that built a variant of it */
+    struct vast_device_builds **devs; /* per device that built a variant of it (each allocated
+                                       * once: callers keep the pointer after the lock) */
     size_t ndevs;
 };
 
@@ -187,19 +188,21 @@ static struct vast_launch_program *state_of(cl_program p)
     return p->launch;
 }
 
-/* The builds of dev in s, added when missing (program lock held); NULL without memory. The
- * array may move when one is added: look it up again after the lock was dropped. */
+/* The builds of dev in s, added when missing (program lock held); NULL without memory. */
 static struct vast_device_builds *device_builds(struct vast_launch_program *s, cl_device_id dev)
 {
     for (size_t i = 0; i < s->ndevs; i++)
-        if (s->devs[i].dev == dev)
-            return &s->devs[i];
-    struct vast_device_builds *d = realloc(s->devs, (s->ndevs + 1) * sizeof *d);
+        if (s->devs[i]->dev == dev)
+            return s->devs[i];
+    struct vast_device_builds **all = realloc(s->devs, (s->ndevs + 1) * sizeof *all);
+    if (all == NULL)
+        return NULL;
+    s->devs = all;
+    struct vast_device_builds *d = calloc(1, sizeof *d);
     if (d == NULL)
         return NULL;
-    s->devs = d;
-    d = &s->devs[s->ndevs++];
-    *d = (struct vast_device_builds){.dev = dev};
+    d->dev = dev;
+    s->devs[s->ndevs++] = d;
     return d;
 }
 
@@ -244,13 +247,9 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
         if (translate) {
             s->tr = out.tr;
             s->warning = out.warning;
-        } else if ((d = device_builds(s, dev)) != NULL) {
+        } else {
             d->built[v] = out.built;
             d->error[v] = out.error;
-        } else { /* out of memory: the build is lost, the variant reported missing */
-            if (out.built != NULL)
-                p->context->backend->dispatch->clReleaseProgram(out.built);
-            free(out.error);
         }
         s->busy = false;
         pthread_cond_broadcast(&s->idle);
@@ -391,12 +390,14 @@ void vast_variant_program_free(cl_program program)
     struct vast_launch_program *s = program->launch;
     if (s == NULL)
         return;
-    for (size_t i = 0; i < s->ndevs; i++)
+    for (size_t i = 0; i < s->ndevs; i++) {
         for (int v = 0; v < VAST_VARIANT_COUNT; v++) {
-            if (s->devs[i].built[v] != NULL)
-                program->context->backend->dispatch->clReleaseProgram(s->devs[i].built[v]);
-            free(s->devs[i].error[v]);
+            if (s->devs[i]->built[v] != NULL)
+                program->context->backend->dispatch->clReleaseProgram(s->devs[i]->built[v]);
+            free(s->devs[i]->error[v]);
         }
+        free(s->devs[i]);
+    }
     free(s->devs);
     if (s->tr != NULL)
         translate_result_free(s->tr);
