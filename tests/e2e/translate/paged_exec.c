@@ -189,6 +189,20 @@ static void set_abi_args(cl_kernel k, cl_uint n, cl_mem *abi, const struct kcase
     CHECK(clSetKernelArg(k, n++, sizeof cfg, &cfg), "cfg");
 }
 
+/* The parameters after vast_slab (translate.h): `ulong2 vast_iters` of kernels with iteration
+ * ranges, here every iteration (0, ~0), and for resumable loops `vast_spill` and
+ * `vast_spill_in`, NULL (untouched when every iteration runs). */
+static void set_loop_args(cl_kernel k, cl_uint first, const struct translate_kernel *meta)
+{
+    if (meta == NULL || !meta->iteration_ranges)
+        return;
+    cl_ulong2 all = {{0, ~(cl_ulong)0}};
+    CHECK(clSetKernelArg(k, first, sizeof all, &all), "vast_iters");
+    cl_mem none = NULL;
+    for (cl_uint a = 1; meta->resumable && a <= 2; a++)
+        CHECK(clSetKernelArg(k, first + a, sizeof none, &none), "vast_spill");
+}
+
 /* Launches a translated kernel as the runtime does: no global work offset, the slab's first
  * work-group per dimension in vast_slab (argument slab_arg). */
 static void launch_slab(cl_kernel k, cl_uint slab_arg, const struct kcase *kc, const struct launch *l,
@@ -262,6 +276,7 @@ static void run_paged(cl_program p, const struct run *r, enum lpt_mode mode,
     for (size_t i = 0; i < nl; i++) {
         cl_ulong4 cfg = {{SHIFT, vs.pages, ls[i].first, ls[i].end}};
         set_abi_args(k, (cl_uint)r->nargs, abi, r->kc, cfg, 7);
+        set_loop_args(k, (cl_uint)r->nargs + 11, r->meta);
         launch_slab(k, (cl_uint)r->nargs + 10, r->kc, &ls[i], "launch paged");
     }
     for (int c = 0; c < NCHUNKS; c++)
@@ -339,6 +354,7 @@ static unsigned char *run_inspector(cl_program p, const struct run *r, uint64_t 
     cl_ulong4 cfg = {{SHIFT, vs.pages, 0, groups}}, pascfg = {{1, 64, 0, 0}}; /* as the runtime */
     set_abi_args(k, (cl_uint)r->nargs, abi, r->kc, cfg, 3);
     CHECK(clSetKernelArg(k, (cl_uint)r->nargs + 6, sizeof pascfg, &pascfg), "pascfg");
+    set_loop_args(k, (cl_uint)r->nargs + 8, r->meta);
     struct launch l = full_launch(r->kc);
     launch_slab(k, (cl_uint)r->nargs + 7, r->kc, &l, "launch inspector");
     rd(abi[0], groups * vs.pages, pas);

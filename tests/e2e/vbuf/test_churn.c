@@ -17,6 +17,7 @@
  *   were reused, each round's fill and kernel took fresh frames: the CTS test grew past 6 GB).
  */
 #include "../platform/common.h"
+#include "interpose/prebuild.h"
 #include "vast_cmocka.h"
 
 #include <setjmp.h>
@@ -82,6 +83,7 @@ static void env_open(struct env *e, const char *kernel)
     e->p = test_program(e->ctx, device, source);
     e->k = clCreateKernel(e->p, kernel, &err);
     CHECK_CL(err);
+    vast_prebuild_drain(); /* the background translation's memory belongs in the base */
 }
 
 static void env_close(struct env *e)
