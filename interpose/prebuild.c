@@ -7,6 +7,7 @@
 #include "prebuild.h"
 
 #include "variant.h"
+#include "translate.h"
 #include "../base/log.h"
 
 #include <pthread.h>
@@ -89,8 +90,18 @@ static bool start_worker(void)
     started = pthread_create(&t, &attr, worker, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
-    if (started)
+    if (started) {
+        /* exit() runs its handlers in reverse order of registration, and LLVM registers the
+         * destructors of its function-local statics when a translation first creates them: made
+         * after stop_at_exit, they would be destroyed before it, under a translation still
+         * running ("pure virtual method called" at exit, e2e.platform.test_api under TSan with
+         * a cold cache). One small translation creates them before the registration. */
+        struct translate_options o = {NULL, NULL, 0, NULL};
+        struct translate_result *warm = NULL;
+        translate_program("__kernel void vast_warm(__global int *a) { a[get_global_id(0)] = 1; }", &o, &warm);
+        translate_result_free(warm);
         atexit(stop_at_exit);
+    }
     return started;
 }
 
