@@ -7,7 +7,6 @@
 #include "prebuild.h"
 
 #include "variant.h"
-#include "translate.h"
 #include "../base/log.h"
 
 #include <pthread.h>
@@ -15,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 struct job {
     struct job *next;
@@ -53,26 +53,60 @@ static void *worker(void *unused)
     return NULL;
 }
 
-#define EXIT_WAIT_S 5 /* the longest exit waits for the step in hand */
+#define EXIT_WAIT_S 30 /* the longest exit waits for the step in hand */
 
 /* At exit: the step in hand ends before the drivers and libclang are torn down, if it ends
- * within EXIT_WAIT_S. The wait is bounded: once, on the H200, a sample that had printed its
- * result did not end in 120 s while its paged build ran in the background at exit (not seen
- * again in 14 runs); a process that never exits is the worse failure. */
-static void stop_at_exit(void)
+ * within EXIT_WAIT_S (a process that never exits is the worse failure); programs still queued
+ * are not built. */
+static void stop(void)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += EXIT_WAIT_S;
     pthread_mutex_lock(&lock);
+    bool was = stopping;
     stopping = true;
     pthread_cond_broadcast(&changed);
     int rc = 0;
     while (busy && rc == 0)
         rc = pthread_cond_timedwait(&changed, &lock, &until);
     pthread_mutex_unlock(&lock);
-    if (rc != 0)
+    if (rc != 0 && !was)
         vast_warn("exit: a background build was still running after %d s; not waiting for it", EXIT_WAIT_S);
+}
+
+static void stop_at_exit(void)
+{
+    stop();
+}
+
+static void stop_at_main_thread_exit(void *unused)
+{
+    (void)unused;
+    stop();
+}
+
+/* glibc's exit() runs the exiting thread's thread_local destructors first, before every atexit
+ * handler; it exports their registration to C++ runtimes. */
+extern int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso_symbol) __attribute__((weak));
+extern void *__dso_handle;
+
+/* The wait must come before every teardown, not only before the handlers registered ahead of
+ * ours: exit() runs atexit handlers in reverse order of registration, and a driver's compiler
+ * registers the destructors of its function-local statics when a build first makes them,
+ * which can be the background build itself (CI: e2e.platform.test_api ended with SIGSEGV in
+ * PoCL's LLVM, in the instruction selection of VAST's paged variant, while stop_at_exit still
+ * waited for it; also libclang's statics, "pure virtual method called" under TSan). So on the
+ * main thread, whose exit() is the program's, the wait is a thread_local destructor, which exit()
+ * runs before any atexit handler. atexit covers exit() called on another thread as well as
+ * it can. A main thread that ends with pthread_exit while others go on stops the background
+ * builds too: launches then build what they need themselves. */
+static void hook_main_thread_exit(void)
+{
+    static _Thread_local bool hooked;
+    if (hooked || gettid() != getpid() || __cxa_thread_atexit_impl == NULL)
+        return;
+    hooked = __cxa_thread_atexit_impl(stop_at_main_thread_exit, NULL, &__dso_handle) == 0;
 }
 
 /* Lock held. */
@@ -90,18 +124,8 @@ static bool start_worker(void)
     started = pthread_create(&t, &attr, worker, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
-    if (started) {
-        /* exit() runs its handlers in reverse order of registration, and LLVM registers the
-         * destructors of its function-local statics when a translation first creates them: made
-         * after stop_at_exit, they would be destroyed before it, under a translation still
-         * running ("pure virtual method called" at exit, e2e.platform.test_api under TSan with
-         * a cold cache). One small translation creates them before the registration. */
-        struct translate_options o = {NULL, NULL, 0, NULL};
-        struct translate_result *warm = NULL;
-        translate_program("__kernel void vast_warm(__global int *a) { a[get_global_id(0)] = 1; }", &o, &warm);
-        translate_result_free(warm);
+    if (started)
         atexit(stop_at_exit);
-    }
     return started;
 }
 
@@ -119,6 +143,7 @@ void vast_prebuild_start(cl_program program, cl_device_id device)
     pthread_mutex_lock(&lock);
     bool queued = !stopping && start_worker();
     if (queued) {
+        hook_main_thread_exit();
         *tail = j;
         tail = &j->next;
         pthread_cond_broadcast(&changed);
@@ -136,4 +161,12 @@ void vast_prebuild_drain(void)
     while ((head != NULL || busy) && !stopping)
         pthread_cond_wait(&changed, &lock);
     pthread_mutex_unlock(&lock);
+}
+
+bool vast_prebuild_busy(void)
+{
+    pthread_mutex_lock(&lock);
+    bool b = busy;
+    pthread_mutex_unlock(&lock);
+    return b;
 }

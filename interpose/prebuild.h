@@ -22,4 +22,7 @@ void vast_prebuild_start(cl_program program, cl_device_id device);
 /* Waits until the worker has nothing queued or in hand (tests, benchmarks). */
 void vast_prebuild_drain(void);
 
+/* Whether the worker has a job in hand (tests). */
+bool vast_prebuild_busy(void);
+
 #endif
