@@ -4,8 +4,10 @@
  * on each platform with the same seeded inputs; the outputs (poisoned before each read) and
  * the API codes that matter are compared byte for byte: VAST must equal PoCL.
  *
- * usage: test_devices [--only CASE[,CASE]] [--flip]   (--flip corrupts one byte of VAST's
- * output: the comparison must then fail). Cases:
+ * usage: test_devices [--only CASE[,CASE]] [--flip] [--native NAME]   (--flip corrupts one
+ * byte of VAST's output: the comparison must then fail; --native: the platform VAST is compared
+ * with, a substring of its name, "Portable" (PoCL) by default; "NVIDIA" on a machine with two
+ * GPUs, where VAST wraps NVIDIA's platform). Cases:
  *   issue     one context over two devices, a queue each, each doubling its half of one
  *             buffer, then device 1 (waiting on both events) adding 1 to device 0's half
  *   ooo       the same on out-of-order queues
@@ -394,21 +396,23 @@ static int run_on(cl_platform_id p, const struct test_case *c, struct outcome *o
 
 int main(int argc, char **argv)
 {
-    const char *only = NULL;
+    const char *only = NULL, *native = "Portable";
     bool flip = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else if (!strcmp(argv[i], "--flip"))
             flip = true;
+        else if (!strcmp(argv[i], "--native") && i + 1 < argc)
+            native = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--only CASE[,CASE]] [--flip]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--only CASE[,CASE]] [--flip] [--native NAME]\n", argv[0]);
             return 2;
         }
     }
-    cl_platform_id pocl = find_platform("Portable"), vast = find_platform("VAST");
+    cl_platform_id pocl = find_platform(native), vast = find_platform("VAST");
     if (pocl == NULL || vast == NULL) {
-        fprintf(stderr, "need PoCL and VAST (OCL_ICD_VENDORS): pocl %p vast %p\n", (void *)pocl, (void *)vast);
+        fprintf(stderr, "need %s and VAST (OCL_ICD_VENDORS): %p, vast %p\n", native, (void *)pocl, (void *)vast);
         return 2;
     }
     if (selected(only, "subdevices")) {
@@ -422,7 +426,7 @@ int main(int argc, char **argv)
             continue;
         int bad = 0;
         if (run_on(pocl, &cases[i], &want)) {
-            fprintf(stderr, "%s: failed on PoCL itself\n", cases[i].name);
+            fprintf(stderr, "%s: failed on %s itself\n", cases[i].name, native);
             bad = 1;
         } else if (run_on(vast, &cases[i], &got)) {
             fprintf(stderr, "%s: failed through VAST\n", cases[i].name);
@@ -438,13 +442,13 @@ int main(int argc, char **argv)
                 }
             for (size_t k = 0; k < 8; k++)
                 if (got.codes[k] != want.codes[k]) {
-                    fprintf(stderr, "%s: code %zu is %d through VAST, %d on PoCL\n", cases[i].name, k, got.codes[k],
-                            want.codes[k]);
+                    fprintf(stderr, "%s: code %zu is %d through VAST, %d on %s\n", cases[i].name, k, got.codes[k],
+                            want.codes[k], native);
                     bad = 1;
                 }
             if (wrong) {
-                fprintf(stderr, "%s: %zu of %u values differ from PoCL's, the first at %zu (%d, want %d)\n",
-                        cases[i].name, wrong, N, first, got.data[first], want.data[first]);
+                fprintf(stderr, "%s: %zu of %u values differ from %s's, the first at %zu (%d, want %d)\n",
+                        cases[i].name, wrong, N, native, first, got.data[first], want.data[first]);
                 bad = 1;
             }
         }
