@@ -517,8 +517,10 @@ static cl_int run_contiguous(struct vast_launch_cmd *cmd, cl_command_queue rq, s
 
 /* ---- mode choice ---- */
 
-/* Pages of every buffer argument; CL_INVALID_OPERATION for a buffer of another device. */
-static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total)
+/* Pages of every buffer argument. `run`: the launch runs now (its wait list and queue order
+ * are behind it), so the writes of every device that happen-before it are brought to it
+ * (vbuf.h); never at enqueue, where earlier commands may still hold the pages (pinned). */
+static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total, bool run)
 {
     *total = 0;
     for (cl_uint i = 0; i < cmd->num_args; i++) {
@@ -526,8 +528,7 @@ static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total)
         size_t first, count;
         if (m == NULL)
             continue;
-        /* The writes of every device that happen-before this launch reach it (vbuf.h). */
-        cl_int err = vast_vbuf_coherent(m, cmd->queue->device, 0, m->size);
+        cl_int err = run ? vast_vbuf_coherent(m, cmd->queue->device, 0, m->size) : CL_SUCCESS;
         if (err != CL_SUCCESS)
             return err;
         if (pagecache_page_range(vast_mem_pc(m, cmd->queue->device), 0, m->size, &first, &count) != 0)
@@ -664,7 +665,7 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
 {
     cl_kernel k = cmd->kernel;
     size_t total;
-    cl_int err = count_pages(cmd, &total);
+    cl_int err = count_pages(cmd, &total, true);
     if (err != CL_SUCCESS)
         return err;
     bool force = vast_config_get()->force_paged, ran = false;
@@ -780,7 +781,7 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
     if (pool == NULL)
         return err;
     size_t total;
-    err = count_pages(cmd, &total);
+    err = count_pages(cmd, &total, false);
     if (err != CL_SUCCESS || fits_direct(cmd, pool, total))
         return err;
     const char *why = NULL;

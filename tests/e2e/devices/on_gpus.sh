@@ -17,7 +17,7 @@ echo "$lib" >"$icd/vast.icd"
 files=$lib
 for f in /etc/OpenCL/vendors/*.icd; do files+=":$(cat "$f")"; done
 export OCL_ICD_VENDORS=$icd OCL_ICD_FILENAMES=$files VAST_BACKEND=$native
-cases=issue,ooo,halves,pingpong,hostio,fromtype,buildlist,subbuf,subdevices
+cases=issue,busy,ooo,halves,pingpong,hostio,fromtype,buildlist,subbuf,subdevices
 fail=0
 run() { # name, env..., -- args
     local name=$1

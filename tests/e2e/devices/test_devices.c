@@ -10,6 +10,8 @@
  * GPUs, where VAST wraps NVIDIA's platform). Cases:
  *   issue     one context over two devices, a queue each, each doubling its half of one
  *             buffer, then device 1 (waiting on both events) adding 1 to device 0's half
+ *   busy      the same, but device 1 doubles slowly and device 0 has finished when the last
+ *             launch is enqueued (its writes are newer than device 1's copies, still in use)
  *   ooo       the same on out-of-order queues
  *   halves    two devices write the even and the odd ints of one buffer, unordered (every
  *             page is written by both: no false sharing may lose either's bytes)
@@ -42,6 +44,13 @@
 static const char *src =
     "__kernel void dbl(__global int *a, uint off) { a[off + get_global_id(0)] *= 2; }\n"
     "__kernel void inc(__global int *a, uint off) { a[off + get_global_id(0)] += 1; }\n"
+    "__kernel void dbl_slow(__global int *a, uint off) {\n"
+    "    size_t i = off + get_global_id(0);\n"
+    "    uint s = (uint)a[i];\n"
+    "    for (int r = 0; r < 3000; r++)\n"
+    "        s = s * 1664525u + 1013904223u;\n"
+    "    a[i] = a[i] * 2 + (s < 1000u);\n"
+    "}\n"
     "__kernel void interleave(__global int *a, uint parity) {\n"
     "    size_t i = 2 * get_global_id(0) + parity;\n"
     "    a[i] = a[i] * 3 + (int)parity + 1;\n"
@@ -153,8 +162,11 @@ static cl_mem input_buffer(struct env *e)
     return clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof in, in, NULL);
 }
 
-/* Device k of n doubles its share; then the last device adds 1 to device 0's share. */
-static int split_pattern(struct env *e, struct outcome *o)
+/* Device k of n doubles its share; then the last device adds 1 to device 0's share. `busy`:
+ * the last device doubles slowly, and the others have finished when the last launch is
+ * enqueued: their writes are newer than the last device's copies, which its running kernel
+ * still holds. */
+static int split_pattern_(struct env *e, struct outcome *o, bool busy)
 {
     cl_int err;
     cl_mem m = input_buffer(e);
@@ -163,11 +175,11 @@ static int split_pattern(struct env *e, struct outcome *o)
     cl_uint n = e->ndev, share = N / n;
     for (cl_uint d = 0; d < n; d++) {
         cl_uint lo = d * share, hi = d + 1 == n ? N : lo + share;
-        if (launch(e, d, "dbl", m, lo, hi - lo, 0, NULL, &ev[d]))
+        if (launch(e, d, busy && d + 1 == n ? "dbl_slow" : "dbl", m, lo, hi - lo, 0, NULL, &ev[d]))
             return -1;
     }
     for (cl_uint d = 0; d < n; d++)
-        OK(clFlush(e->q[d]));
+        OK(busy && d + 1 < n ? clFinish(e->q[d]) : clFlush(e->q[d]));
     cl_event last;
     if (launch(e, n - 1, "inc", m, 0, share, n, ev, &last))
         return -1;
@@ -182,7 +194,12 @@ static int split_pattern(struct env *e, struct outcome *o)
     return rc;
 }
 
+static int split_pattern(struct env *e, struct outcome *o) { return split_pattern_(e, o, false); }
 static int case_issue(struct env *e, struct outcome *o) { return setup(e, 2, false, false, true) || split_pattern(e, o); }
+static int case_busy(struct env *e, struct outcome *o)
+{
+    return setup(e, 2, false, false, true) || split_pattern_(e, o, true);
+}
 static int case_ooo(struct env *e, struct outcome *o) { return setup(e, 2, true, false, true) || split_pattern(e, o); }
 static int case_three(struct env *e, struct outcome *o) { return setup(e, 3, false, false, true) || split_pattern(e, o); }
 static int case_fromtype(struct env *e, struct outcome *o)
@@ -337,7 +354,7 @@ struct test_case {
     int (*run)(struct env *, struct outcome *);
 };
 static const struct test_case cases[] = {
-    {"issue", case_issue},       {"ooo", case_ooo},           {"halves", case_halves},
+    {"issue", case_issue},       {"busy", case_busy},         {"ooo", case_ooo},           {"halves", case_halves},
     {"pingpong", case_pingpong}, {"hostio", case_hostio},     {"fromtype", case_fromtype},
     {"buildlist", case_buildlist}, {"subbuf", case_subbuf},     {"three", case_three},
 };
