@@ -13,6 +13,7 @@
 #include "../base/clock.h"
 #include "check.h"
 #include "executor.h"
+#include "onqueue.h"
 #include "vbuf.h"
 
 #include <stdlib.h>
@@ -188,6 +189,7 @@ cl_int vast_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
         return err;
     err = context->backend->dispatch->clWaitForEvents(num_events, (const cl_event *)reals.items);
     vast_list_free(&reals);
+    vast_onqueue_reap_context(context); /* kernels that ended give back what they hold */
     for (cl_uint i = 0; err == CL_SUCCESS && i < num_events; i++) /* virtual commands' failures */
         if (event_list[i]->command != 0 && atomic_load(&event_list[i]->status) < 0)
             err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;

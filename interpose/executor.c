@@ -61,6 +61,7 @@
  * page cache.
  */
 #include "executor.h"
+#include "onqueue.h"
 
 #include "../base/clock.h"
 #include "check.h"
@@ -193,6 +194,8 @@ static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
         vast_event_set_status(e, CL_SUBMITTED);
         e->times[2] = vast_now_ns();
         vast_event_set_status(e, CL_RUNNING);
+        /* kernels on the application's queue it is ordered after have ended: their pins go */
+        vast_onqueue_reap(c->ex->device, NULL, VAST_REAP_COMPLETE, false);
         bool device = c->ops->lane == VAST_LANE_DEVICE;
         if (device)
             pthread_rwlock_wrlock(&c->ex->exclusive);
@@ -408,6 +411,7 @@ static bool submit_inline(cl_command_queue q, cl_uint nw, const struct vast_vcmd
     vast_executor_fast_end(ex);
     cl_int st = wait_queue_order(ex, q);
     if (st == CL_SUCCESS) {
+        vast_onqueue_reap(q->device, NULL, VAST_REAP_COMPLETE, false);
         pthread_rwlock_rdlock(&ex->exclusive);
         st = ops->run(ctx, NULL);
         pthread_rwlock_unlock(&ex->exclusive);

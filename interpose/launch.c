@@ -6,6 +6,7 @@
  * variant.c. interpose/README.md walks a launch through them.
  */
 #include "launch.h"
+#include "onqueue.h"
 
 #include "../base/config.h"
 #include "launch_int.h"
@@ -413,6 +414,39 @@ static cl_int set_other_args(struct vast_launch_cmd *cmd, cl_kernel kr)
     return err;
 }
 
+/* A real sub-buffer of `chunk` at `origin` holding m's bytes (its pages are pinned there), with
+ * a reference for the caller: the one made for m's last launch where its pages have not moved
+ * (making, setting and releasing one of a 4 GiB buffer costs about 16 us on NVIDIA's OpenCL,
+ * more than the launch itself: tests/bench/driver_costs.c). The bytes under a
+ * cached view may have belonged to other pages meanwhile; the view is used only where they
+ * are m's again, pinned. */
+static cl_mem view_of(const struct _cl_icd_dispatch *d, cl_mem m, cl_mem chunk, size_t origin, cl_int *err)
+{
+    pthread_mutex_lock(&m->obj.lock);
+    cl_mem v = m->view.real != NULL && m->view.chunk == chunk && m->view.origin == origin ? m->view.real : NULL;
+    if (v != NULL)
+        d->clRetainMemObject(v);
+    pthread_mutex_unlock(&m->obj.lock);
+    if (v != NULL) {
+        *err = CL_SUCCESS;
+        return v;
+    }
+    cl_buffer_region r = {origin, m->size};
+    v = d->clCreateSubBuffer(chunk, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, err);
+    if (v == NULL)
+        return NULL;
+    d->clRetainMemObject(v); /* the cache's reference */
+    pthread_mutex_lock(&m->obj.lock);
+    cl_mem old = m->view.real;
+    m->view.real = v;
+    m->view.chunk = chunk;
+    m->view.origin = origin;
+    pthread_mutex_unlock(&m->obj.lock);
+    if (old != NULL)
+        d->clReleaseMemObject(old);
+    return v;
+}
+
 /* The application's own kernel on real sub-buffers of the pool's chunks, enqueued on rq;
  * *kev receives its real event. */
 static cl_int enqueue_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
@@ -423,9 +457,8 @@ static cl_int enqueue_direct(struct vast_launch_cmd *cmd, cl_command_queue rq, s
     cl_mem *views = calloc(n ? n : 1, sizeof *views);
     cl_int err = kr != NULL && views != NULL ? set_other_args(cmd, kr) : CL_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
-        cl_buffer_region r = {b[i].locs[0].offset + (b[i].m->offset & (pool->page_size - 1)), b[i].m->size};
-        views[i] = d->clCreateSubBuffer(pagecache_devops_opencl_mem(b[i].locs[0].chunk), CL_MEM_READ_WRITE,
-                                        CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+        views[i] = view_of(d, b[i].m, pagecache_devops_opencl_mem(b[i].locs[0].chunk),
+                           b[i].locs[0].offset + (b[i].m->offset & (pool->page_size - 1)), &err);
         if (err == CL_SUCCESS)
             err = d->clSetKernelArg(kr, b[i].index, sizeof(cl_mem), &views[i]);
     }
@@ -805,17 +838,17 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
 
 /* ---- direct launches on the application's thread ---- */
 
-/* A kernel launch_fast put on the application's queue, until it ends. */
+/* A kernel launch_fast put on the application's queue, until VAST sees it ended (onqueue.h). */
 struct fast_launch {
+    struct vast_onqueue_item item; /* first: the item is the launch */
     struct vast_launch_cmd *cmd;
     struct bound_arg *b;
     size_t n;
     bool counted; /* in the queue's `submitted`: clFinish waits for fast_free */
 };
 
-static void fast_free(void *arg)
+static void fast_free(struct fast_launch *f)
 {
-    struct fast_launch *f = arg;
     cl_command_queue q = f->counted ? f->cmd->queue : NULL;
     if (q != NULL)
         VAST_RETAIN(q);
@@ -827,15 +860,15 @@ static void fast_free(void *arg)
     }
 }
 
-/* The real driver's callback: the kernel ended (or failed), its pages may move again. */
-static void CL_CALLBACK fast_done(cl_event ev, cl_int status, void *arg)
+/* The kernel ended (or failed): its pages may move again. */
+static void fast_unpin(struct vast_onqueue_item *it)
 {
-    (void)ev;
-    (void)status;
-    struct fast_launch *f = arg;
+    struct fast_launch *f = (struct fast_launch *)it;
     unbind(f->b, f->n, false);
-    vast_executor_defer(f->cmd->queue->device, fast_free, f); /* releases objects: not here */
+    f->b = NULL;
 }
+
+static void fast_release(struct vast_onqueue_item *it) { fast_free((struct fast_launch *)it); }
 
 /* Whether a launch may skip the executor: no wait list, direct mode (not forced paged, no
  * SVM argument), a context of one device (several need vast_vbuf_coherent when the command
@@ -843,7 +876,8 @@ static void CL_CALLBACK fast_done(cl_event ev, cl_int status, void *arg)
 static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool)
 {
     if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args ||
-        cmd->queue->context->num_devices != 1 || !vast_queue_waits_done(cmd->queue))
+        cmd->queue->context->num_devices != 1 || !vast_onqueue_ready(cmd->queue->device) ||
+        !vast_queue_waits_done(cmd->queue))
         return false;
     size_t total = 0;
     for (cl_uint i = 0; i < cmd->num_args; i++) {
@@ -865,10 +899,11 @@ static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events
  * virtual command of the device is pending (vast_executor_fast_begin) and every event that
  * real commands of the queue wait for has completed (vast_queue_waits_done: a marker waiting
  * for a user event would hold the kernel back), so the real kernel waits for nothing VAST runs
- * and its pages, pinned until the driver reports its end (fast_done), never hold up a command
- * it waits for; commands short of frames meanwhile wait for those pins (VAST_PC_TRANSIENT). Later commands order after it as after any real command
- * of the queue (executor.c). Written pages are dirty from the enqueue on. Returns false
- * (nothing done) where it does not apply; else *err is the enqueue's result.
+ * and its pages, pinned until VAST sees it ended (onqueue.h: no callback per launch), never
+ * hold up a command it waits for; commands short of frames meanwhile wait for those pins
+ * (VAST_PC_TRANSIENT, the pool's reclaim hook). Later commands order after it as after any
+ * real command of the queue (executor.c). Written pages are dirty from the enqueue on.
+ * Returns false (nothing done) where it does not apply; else *err is the enqueue's result.
  */
 static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_event *event, cl_int *err)
 {
@@ -876,6 +911,7 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
     struct vast_pool *pool = vast_device_pool(q->device, err);
     if (pool == NULL || !fast_candidate(cmd, num_events, pool))
         return false;
+    vast_onqueue_reap(q->device, NULL, VAST_REAP_HEAD, true); /* earlier ones that ended */
     struct vast_executor *ex = vast_executor_fast_begin(q->device);
     if (ex == NULL)
         return false;
@@ -898,7 +934,10 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
     if (*err == CL_SUCCESS)
         mark_written(b, n);
     vast_executor_fast_end(ex);
-    *f = (struct fast_launch){cmd, b, n, false};
+    *f = (struct fast_launch){.item = {.real = kev, .queue = q, .unpin = fast_unpin, .release = fast_release},
+                              .cmd = cmd,
+                              .b = b,
+                              .n = n};
     if (*err != CL_SUCCESS) {
         unbind(b, n, false);
         f->b = NULL;
@@ -906,19 +945,16 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
         return true;
     }
     f->counted = true;
-    atomic_fetch_add(&q->submitted, 1);
     struct vast_launch_counters c = {.on_queue = 1, .total_ns = vast_now_ns() - t0};
     vast_stats_launch(cmd->kernel->name, VAST_MODE_DIRECT, &c);
     if (event != NULL) {
         d->clRetainEvent(kev); /* the VAST event's reference */
         *err = vast_event_wrap_out(q, kev, event);
     }
-    /* From here on f (and cmd) belong to fast_done, which may run at once. */
-    if (d->clSetEventCallback(kev, CL_COMPLETE, fast_done, f) != CL_SUCCESS) {
-        d->clWaitForEvents(1, &kev); /* no callback: the pins go back once it ended */
-        fast_done(kev, CL_COMPLETE, f);
-    }
-    d->clReleaseEvent(kev);
+    /* The item keeps kev's reference, and f belongs to whoever reaps it. Counted after it is
+     * on the list: a clFinish that counts it finds it there (or reaped). */
+    vast_onqueue_add(q->device, &f->item);
+    atomic_fetch_add(&q->submitted, 1);
     return true;
 }
 

@@ -84,6 +84,7 @@ struct _cl_device_id {
     void *devops;
     cl_command_queue pool_queue; /* real in-order queue of the shared context */
     struct vast_executor *executor; /* runs virtual commands (root devices; executor.c) */
+    struct vast_onqueue *_Atomic onqueue; /* kernels on applications' queues (root devices; onqueue.c) */
 };
 
 struct vast_context_destructor;
@@ -142,6 +143,13 @@ struct _cl_mem {
     bool empty_properties;        /* made by clCreateBufferWithProperties with the list {0} */
     cl_mem mirror;                /* an image made from a virtual buffer: the real buffer it is
                                    * made on, kept coherent with the parent (image.c) */
+    /* Direct launches (launch.c, enqueue_direct): the last real sub-buffer made of a pool
+     * chunk for this buffer, reused while its pages stay where they were (obj.lock). */
+    struct {
+        cl_mem real;
+        cl_mem chunk;
+        size_t origin;
+    } view;
 };
 
 struct _cl_sampler {

@@ -8,6 +8,7 @@
 #include "api.h"
 #include "check.h"
 #include "executor.h"
+#include "onqueue.h"
 
 #include <stdlib.h>
 
@@ -80,9 +81,22 @@ cl_command_queue vast_clCreateCommandQueueWithProperties(cl_context context, cl_
     return queue_wrap(context, device, real, errcode_ret);
 }
 
-/* The specification makes the last release flush the queue; the real release does. */
-VAST_RETAIN_RELEASE(vast_clRetainCommandQueue, vast_clReleaseCommandQueue, cl_command_queue,
-                    command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE)
+cl_int vast_clRetainCommandQueue(cl_command_queue command_queue)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    VAST_RETAIN(command_queue);
+    return CL_SUCCESS;
+}
+
+/* The specification makes the last release flush the queue; the real release does. Kernels
+ * VAST put on it hold it until VAST sees them end (onqueue.h): waited for here. */
+cl_int vast_clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
+    vast_onqueue_reap(command_queue->device, command_queue, VAST_REAP_WAIT, true);
+    VAST_RELEASE(command_queue);
+    return CL_SUCCESS;
+}
 
 cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
                                   size_t param_value_size, void *param_value, size_t *param_value_size_ret)
@@ -143,6 +157,8 @@ cl_int vast_clFinish(cl_command_queue command_queue)
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clFinish");
     uint64_t before = atomic_load(&command_queue->submitted);
     cl_int err = fn(command_queue->real);
+    vast_onqueue_reap(command_queue->device, command_queue, err == CL_SUCCESS ? VAST_REAP_DONE : VAST_REAP_WAIT,
+                      true);
     pthread_mutex_lock(&command_queue->obj.lock); /* and what they held is released */
     while (command_queue->reaped < before)
         pthread_cond_wait(&command_queue->reaped_cond, &command_queue->obj.lock);

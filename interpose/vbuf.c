@@ -5,6 +5,7 @@
  * are chosen by pagecache_pool_shape (framepool.h) from the device's facts and the configuration.
  */
 #include "vbuf.h"
+#include "onqueue.h"
 
 #include "../base/config.h"
 #include "api.h"
@@ -82,6 +83,9 @@ static int pool_create(cl_device_id dev, cl_int *err)
         return st;
     }
     pagecache_configure_duplex(dev->pool, cfg->duplex_window); /* pagecache/README.md "Duplex" */
+    if (vast_onqueue_init(dev) != CL_SUCCESS)
+        vast_warn("%s: no memory for the list of kernels on applications' queues; launches go through VAST's "
+                  "executor", dev->name);
     vast_stats_start();
     vast_info("page cache of %s: %zu MiB in %zu chunk(s), %zu KiB pages", dev->name,
               dev->pool->nframes * page >> 20, dev->pool->nchunks, page >> 10);
@@ -310,6 +314,8 @@ cl_mem vast_vbuf_create_sub(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_
 static void vbuf_destroy_obj(struct vast_object *obj)
 {
     cl_mem m = (cl_mem)obj;
+    if (m->view.real != NULL)
+        m->context->backend->dispatch->clReleaseMemObject(m->view.real);
     if (m->pcs != NULL)
         views_release(m->context, m->pcs);
     if (m->backing != NULL)

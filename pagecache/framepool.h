@@ -86,6 +86,9 @@ struct vast_pool {
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
     size_t clock_hand, free_hint, free_count;
     size_t transient_pins;   /* pins of VAST_PC_TRANSIENT calls not yet given back */
+    uint64_t transient_returns; /* pagecache_unpin_transient calls so far (pool lock) */
+    void (*reclaim)(void *arg); /* gives transient pins back (pagecache_set_reclaim) */
+    void *reclaim_arg;
     struct vast_pc_buffer *roots; /* root buffers on this pool (pool lock; pagecache_check) */
     /* Twins (peers.c): per frame, the bytes its page was loaded with, for pages of buffers
      * shared with other pools; a lazily committed mapping of nframes pages, made when the

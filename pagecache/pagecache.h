@@ -72,8 +72,13 @@ int pagecache_make_contiguous(struct vast_pc_buffer *buf, size_t first, size_t c
 /* make_resident with VAST_PC_PIN: the pins belong to a kernel already on the device that
  * ends without anything else of VAST (a direct launch on the application's queue, waiting
  * for no command VAST runs); they are given back with pagecache_unpin_transient. Calls short
- * of frames wait for them as for transfers in flight. */
+ * of frames wait for them as for transfers in flight, after calling the pool's reclaim hook
+ * (pagecache_set_reclaim) where one is set. */
 #define VAST_PC_TRANSIENT 8u
+/* The hook a call short of frames calls, without the pool lock, while transient pins are out:
+ * it gives back (pagecache_unpin_transient) the pins of kernels that ended, waiting for them
+ * (the pins' owner sees their end lazily; interpose/onqueue.h). Set once, before such pins. */
+void pagecache_set_reclaim(struct vast_pool *pool, void (*fn)(void *arg), void *arg);
 /* Drops one pin per page (pages must be pinned). Lock-free. */
 void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t count);
 /* pagecache_unpin_range of pins taken with VAST_PC_TRANSIENT; wakes calls waiting for frames. */

@@ -10,6 +10,7 @@
 #include "pagecache_int.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 /* ---------- shared helpers ---------- */
 
@@ -619,8 +620,36 @@ int pc_wait_frames_back(struct vast_pool *pool)
 {
     if (!io_in_flight(pool) && pool->transient_pins == 0)
         return 0;
+    if (pool->transient_pins != 0 && pool->reclaim != NULL) {
+        uint64_t returns = pool->transient_returns;
+        pthread_mutex_unlock(&pool->lock);
+        pool->reclaim(pool->reclaim_arg);
+        pthread_mutex_lock(&pool->lock);
+        if (pool->transient_returns != returns)
+            return 1; /* pins came back: try again */
+        if (!io_in_flight(pool) && pool->transient_pins == 0)
+            return 1;
+        /* Pins of kernels enqueued after the hook looked: a bounded wait, then the hook again. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 10 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&pool->io_done, &pool->lock, &until);
+        return 1;
+    }
     pthread_cond_wait(&pool->io_done, &pool->lock);
     return 1;
+}
+
+void pagecache_set_reclaim(struct vast_pool *pool, void (*fn)(void *arg), void *arg)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->reclaim = fn;
+    pool->reclaim_arg = arg;
+    pthread_mutex_unlock(&pool->lock);
 }
 
 static void mr_fill_locs(struct mr_call *c, struct vast_frame_loc *locs)
@@ -717,6 +746,7 @@ void pagecache_unpin_transient(struct vast_pc_buffer *buf, size_t first, size_t 
     pthread_mutex_lock(&pool->lock);
     assert(pool->transient_pins >= count && "more transient pins given back than taken");
     pool->transient_pins -= count;
+    pool->transient_returns++;
     pthread_cond_broadcast(&pool->io_done);
     pthread_mutex_unlock(&pool->lock);
 }

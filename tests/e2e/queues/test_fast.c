@@ -20,6 +20,13 @@
  * Blocking host-side commands without wait list or event run on the application's thread
  * under the same condition (executor.c, submit_inline): the reads above check their order.
  *   threads     4 threads, each its own queue and buffer, 150 launches and reads each
+ *   stream      300 launches with nothing in between (VAST looks for those that ended only
+ *               once enough are on its list, onqueue.c), then a read; and on an out-of-order
+ *               queue, each launch waiting for the one before (through VAST's executor)
+ *   mapwrite    a launch on the queue, then at once a blocking map for writing of its
+ *               buffer, a patch, the unmap, 40 times: the map runs after the kernel, whose
+ *               pages VAST must let go of first (a pinned page cannot be dropped for a write
+ *               mapping)
  */
 #include "../platform/common.h"
 
@@ -376,6 +383,90 @@ static void test_threads(void)
         pthread_join(t[i], NULL);
 }
 
+static void test_stream(cl_command_queue_properties props)
+{
+    const size_t n = 20011;
+    uint32_t *want = malloc(n * 4), *got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        want[i] = seed_word(i, 31);
+    cl_mem m = make_buffer(want, n);
+    cl_command_queue q = queue(props);
+    cl_kernel kr = kernel("bump", m, 7);
+    cl_event first; /* through VAST: its pages become resident */
+    launch(q, kr, n, &first);
+    CHECK_CL(clWaitForEvents(1, &first));
+    clReleaseEvent(first);
+    host_bump(want, n, 7);
+    for (int i = 0; i < 300; i++) {
+        cl_event ev = NULL; /* out of order: each launch waits for the one before */
+        static cl_event prev;
+        if (props != 0 && i > 0)
+            CHECK_CL(clEnqueueNDRangeKernel(q, kr, 1, NULL, &n, NULL, 1, &prev, &ev));
+        else
+            launch(q, kr, n, props != 0 ? &ev : NULL);
+        if (props != 0) {
+            if (i > 0)
+                clReleaseEvent(prev);
+            prev = ev;
+            if (i == 299) {
+                CHECK_CL(clWaitForEvents(1, &prev));
+                clReleaseEvent(prev);
+            }
+        }
+        host_bump(want, n, 7);
+    }
+    memset(got, 0x77, n * 4);
+    CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare(props != 0 ? "stream, out of order" : "stream", got, want, n);
+    CHECK_CL(clFinish(q));
+    clReleaseKernel(kr);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    free(want);
+    free(got);
+}
+
+static void test_mapwrite(void)
+{
+    const size_t n = 40009;
+    uint32_t *want = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        want[i] = seed_word(i, 21);
+    cl_mem m = make_buffer(want, n);
+    cl_command_queue q = queue(0);
+    cl_kernel kr = kernel("bump", m, 3);
+    cl_int err = CL_SUCCESS;
+    for (uint32_t round = 0; round < 40 && err == CL_SUCCESS; round++) {
+        cl_event first; /* the write mapping dropped a page: this one loads it, through VAST */
+        launch(q, kr, n, &first);
+        CHECK_CL(clWaitForEvents(1, &first));
+        clReleaseEvent(first);
+        launch(q, kr, n, NULL); /* on the queue: its pages are resident */
+        host_bump(want, n, 3);
+        host_bump(want, n, 3);
+        size_t at = (round * 997u) % (n - 300);
+        uint32_t *p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE, at * 4, 300 * 4, 0, NULL, NULL, &err);
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "mapwrite: round %u: clEnqueueMapBuffer = %d\n", round, err);
+            failures++;
+            break;
+        }
+        for (size_t i = 0; i < 300; i++)
+            p[i] = want[at + i] = seed_word(at + i, round);
+        CHECK_CL(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    }
+    uint32_t *got = malloc(n * 4);
+    memset(got, 0x3c, n * 4);
+    CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
+    compare("mapwrite", got, want, n);
+    CHECK_CL(clFinish(q));
+    clReleaseKernel(kr);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     device = test_device(test_platform());
@@ -388,6 +479,9 @@ int main(void)
     test_release();
     test_events();
     test_threads();
+    test_mapwrite();
+    test_stream(0);
+    test_stream(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     clReleaseProgram(program);
     clReleaseContext(ctx);
     printf("test_fast: %s\n", failures ? "FAIL" : "PASS");
