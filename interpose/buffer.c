@@ -106,22 +106,10 @@ cl_int vast_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_val
               param_value_size_ret);
 }
 
-cl_int vast_clRetainMemObject(cl_mem memobj)
-{
-    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
-    VAST_RETAIN(memobj);
-    return CL_SUCCESS;
-}
-
 /* Kernels VAST put on applications' queues that have ended let go of the buffers they used
  * first (onqueue.h), so that a buffer released after its last kernel ends goes now. */
-cl_int vast_clReleaseMemObject(cl_mem memobj)
-{
-    VAST_CHECK(memobj, VAST_MAGIC_MEM, CL_INVALID_MEM_OBJECT);
-    vast_onqueue_reap_context(memobj->context);
-    VAST_RELEASE(memobj);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE_AFTER(vast_clRetainMemObject, vast_clReleaseMemObject, cl_mem, memobj, VAST_MAGIC_MEM,
+                          CL_INVALID_MEM_OBJECT, vast_onqueue_reap_context(memobj->context))
 
 cl_int vast_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value,
                                size_t *param_value_size_ret)

@@ -70,6 +70,10 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
  * family keeps the seven pairs the same; devices differ (root devices are never counted).
  */
 #define VAST_RETAIN_RELEASE(retain_fn, release_fn, type, h, MAGIC, code)                          \
+    VAST_RETAIN_RELEASE_AFTER(retain_fn, release_fn, type, h, MAGIC, code, (void)0)
+/* The same, with `before` run ahead of each release (the handle checked): queues and buffers
+ * first reap the kernels VAST put on applications' queues (onqueue.h). */
+#define VAST_RETAIN_RELEASE_AFTER(retain_fn, release_fn, type, h, MAGIC, code, before)           \
     cl_int retain_fn(type h)                                                                      \
     {                                                                                             \
         VAST_CHECK(h, MAGIC, code);                                                               \
@@ -79,6 +83,7 @@ static inline void vast_set_error(cl_int *errcode_ret, cl_int code)
     cl_int release_fn(type h)                                                                     \
     {                                                                                             \
         VAST_CHECK(h, MAGIC, code);                                                               \
+        before;                                                                                   \
         VAST_RELEASE(h);                                                                          \
         return CL_SUCCESS;                                                                        \
     }

@@ -81,22 +81,11 @@ cl_command_queue vast_clCreateCommandQueueWithProperties(cl_context context, cl_
     return queue_wrap(context, device, real, errcode_ret);
 }
 
-cl_int vast_clRetainCommandQueue(cl_command_queue command_queue)
-{
-    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    VAST_RETAIN(command_queue);
-    return CL_SUCCESS;
-}
-
 /* The specification makes the last release flush the queue; the real release does. Kernels
  * VAST put on it hold it until VAST sees them end (onqueue.h): waited for here. */
-cl_int vast_clReleaseCommandQueue(cl_command_queue command_queue)
-{
-    VAST_CHECK(command_queue, VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE);
-    vast_onqueue_reap(command_queue->device, command_queue, VAST_REAP_WAIT, true);
-    VAST_RELEASE(command_queue);
-    return CL_SUCCESS;
-}
+VAST_RETAIN_RELEASE_AFTER(vast_clRetainCommandQueue, vast_clReleaseCommandQueue, cl_command_queue, command_queue,
+                          VAST_MAGIC_QUEUE, CL_INVALID_COMMAND_QUEUE,
+                          vast_onqueue_reap(command_queue->device, command_queue, VAST_REAP_WAIT, true))
 
 cl_int vast_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
                                   size_t param_value_size, void *param_value, size_t *param_value_size_ret)

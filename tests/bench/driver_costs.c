@@ -8,29 +8,9 @@
  * Usage: driver_costs <platform-name-substring> [scale]
  */
 #define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
+#include "clbench.h"
+
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <time.h>
-
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        cl_int e_ = (call);                                                                       \
-        if (e_ != CL_SUCCESS) {                                                                   \
-            fprintf(stderr, "%s = %d\n", #call, e_);                                              \
-            exit(2);                                                                              \
-        }                                                                                         \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static atomic_long called;
 
@@ -67,33 +47,12 @@ int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "Portable";
     long scale = argc > 2 ? atol(argv[2]) : 1;
-    cl_platform_id ps[16];
-    cl_uint np = 0;
-    CHECK(clGetPlatformIDs(16, ps, &np));
-    cl_platform_id p = NULL;
-    for (cl_uint i = 0; i < np && p == NULL; i++) {
-        char name[256];
-        CHECK(clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL));
-        if (strcasestr(name, want) != NULL)
-            p = ps[i];
-    }
-    if (p == NULL) {
-        fprintf(stderr, "no platform matching '%s'\n", want);
-        return 2;
-    }
-    cl_device_id d;
-    CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+    struct empty_bench e = empty_bench_open(want);
+    cl_device_id d = e.d;
+    cl_context ctx = e.ctx;
+    cl_command_queue q = e.q;
+    cl_kernel k = e.k;
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
-    CHECK(err);
-    const char *src = "__kernel void empty(__global int *a, int b) { }\n";
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CHECK(err);
-    CHECK(clBuildProgram(prog, 1, &d, NULL, NULL, NULL));
-    cl_kernel k = clCreateKernel(prog, "empty", &err);
-    CHECK(err);
     cl_uint align_bits = 0;
     CHECK(clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL));
     size_t align = align_bits / 8 ? align_bits / 8 : 4096;
@@ -170,9 +129,6 @@ int main(int argc, char **argv)
     clReleaseMemObject(oneview);
     clReleaseMemObject(big);
     clReleaseMemObject(chunk);
-    clReleaseKernel(k);
-    clReleaseProgram(prog);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    empty_bench_close(&e);
     return 0;
 }

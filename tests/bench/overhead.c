@@ -5,62 +5,18 @@
  * Usage: overhead <platform-name-substring> [scale]
  */
 #define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <time.h>
-
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        cl_int e_ = (call);                                                                       \
-        if (e_ != CL_SUCCESS) {                                                                   \
-            fprintf(stderr, "%s = %d\n", #call, e_);                                              \
-            exit(2);                                                                              \
-        }                                                                                         \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static cl_platform_id find_platform(const char *want)
-{
-    cl_platform_id ps[16];
-    cl_uint n = 0;
-    CHECK(clGetPlatformIDs(16, ps, &n));
-    for (cl_uint i = 0; i < n; i++) {
-        char name[256];
-        CHECK(clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL));
-        if (strcasestr(name, want) != NULL)
-            return ps[i];
-    }
-    fprintf(stderr, "no platform matching '%s'\n", want);
-    exit(2);
-}
+#include "clbench.h"
 
 int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "Portable";
     long scale = argc > 2 ? atol(argv[2]) : 1;
-    cl_platform_id p = find_platform(want);
-    cl_device_id d;
-    CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+    struct empty_bench e = empty_bench_open(want);
+    cl_device_id d = e.d;
+    cl_context ctx = e.ctx;
+    cl_command_queue q = e.q;
+    cl_kernel k = e.k;
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
-    CHECK(err);
-    const char *src = "__kernel void empty(__global int *a, int b) { }\n";
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CHECK(err);
-    CHECK(clBuildProgram(prog, 1, &d, NULL, NULL, NULL));
-    cl_kernel k = clCreateKernel(prog, "empty", &err);
-    CHECK(err);
     cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
     CHECK(err);
     int b = 1;
@@ -107,9 +63,6 @@ int main(int argc, char **argv)
            "clEnqueueWriteBuffer_4K_blocking_us %.2f\n",
            info_ns, arg_mem_ns, arg_int_ns, launch_us, read_us, write_us);
     clReleaseMemObject(buf);
-    clReleaseKernel(k);
-    clReleaseProgram(prog);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    empty_bench_close(&e);
     return 0;
 }
