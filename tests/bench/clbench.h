@@ -6,6 +6,7 @@
 #define VAST_TESTS_BENCH_CLBENCH_H
 
 #include <CL/cl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static inline cl_platform_id find_platform(const char *want)
     exit(2);
 }
 
-/* The first device of the platform named `want`, a context and an in-order queue on it, and
+/* The first device of the platform named `want`, a context (of it, or of every device of the
+ * platform) and an in-order queue on it, and
  * the kernel both benchmarks launch: empty(__global int *a, int b). */
 struct empty_bench {
     cl_device_id d;
@@ -54,12 +56,15 @@ struct empty_bench {
     cl_kernel k;
 };
 
-static inline struct empty_bench empty_bench_open(const char *want)
+static inline struct empty_bench empty_bench_open(const char *want, bool all_devices)
 {
     struct empty_bench e;
-    CHECK(clGetDeviceIDs(find_platform(want), CL_DEVICE_TYPE_ALL, 1, &e.d, NULL));
-    cl_int err;
-    e.ctx = clCreateContext(NULL, 1, &e.d, NULL, NULL, &err);
+    cl_device_id ds[16];
+    cl_uint n = 0;
+    CHECK(clGetDeviceIDs(find_platform(want), CL_DEVICE_TYPE_ALL, 16, ds, &n));
+    e.d = ds[0];
+    cl_int err; /* all_devices: the context holds every device of the platform, as VAST's own */
+    e.ctx = clCreateContext(NULL, all_devices ? n : 1, ds, NULL, NULL, &err);
     CHECK(err);
     e.q = clCreateCommandQueueWithProperties(e.ctx, e.d, NULL, &err);
     CHECK(err);

@@ -5,7 +5,8 @@
  * (made, set, released), and the scalar arguments set again. Each variant runs `launches`
  * empty kernels with a clFinish every 100, as overhead.c does, and prints microseconds per
  * launch, so that the part of VAST's overhead each call explains can be read off.
- * Usage: driver_costs <platform-name-substring> [scale]
+ * Usage: driver_costs <platform-name-substring> [scale [all]]   (all: the context holds every
+ * device of the platform, as VAST's shared real context does)
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include "clbench.h"
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "Portable";
     long scale = argc > 2 ? atol(argv[2]) : 1;
-    struct empty_bench e = empty_bench_open(want);
+    struct empty_bench e = empty_bench_open(want, argc > 3 && strcmp(argv[3], "all") == 0);
     cl_device_id d = e.d;
     cl_context ctx = e.ctx;
     cl_command_queue q = e.q;

@@ -11,7 +11,7 @@ int main(int argc, char **argv)
 {
     const char *want = argc > 1 ? argv[1] : "Portable";
     long scale = argc > 2 ? atol(argv[2]) : 1;
-    struct empty_bench e = empty_bench_open(want);
+    struct empty_bench e = empty_bench_open(want, false);
     cl_device_id d = e.d;
     cl_context ctx = e.ctx;
     cl_command_queue q = e.q;
