@@ -42,6 +42,8 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
       "how partitioned launches find page sets: auto (on the host where the kernel's accesses are affine, "  \
       "else the inspector kernel), device (always the inspector), check (both; a host set missing a page "  \
       "the inspector marked fails the launch)")                                                  \
+    X(BOOL, skip_overwritten, "VAST_SKIP_OVERWRITTEN", "1",                                       \
+      "pages a partition's kernel provably overwrites get frames without a load; 0: load them (measuring)") \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \
     X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file") \
     X(STRING, cache_dir, "VAST_CACHE_DIR", "auto",                                                \

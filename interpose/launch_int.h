@@ -102,6 +102,12 @@ struct vast_paged {
     size_t nsticky;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
     const struct vast_pas_ops *pas;   /* the planner's page sets (launch.c: vast_pas_launch) */
+    /* Pages a partition overwrites (cover.c): per pipeline slot, the running partition's pages
+     * given frames without a load; [2] the next partition's, so its prefetch skips them. */
+    uint8_t *cover[3];
+    bool cover_any[3];
+    int cover_rule;                   /* cover.c: 0 not decided, 1 the kernel may, -1 it may not */
+    uint8_t *cover_arg;               /* per r->va: the buffer may be overwritten whole */
     struct vast_launch_counters c;
 };
 
@@ -187,6 +193,16 @@ struct vast_pas_ops {
 /* The launch's page sets: host sets or the inspector kernel (pas.c). */
 extern const struct vast_pas_ops vast_pas_launch;
 size_t vast_set_count(const uint8_t *set, size_t n);
+/* The launch as translate.h's evaluators see it (values, sizes: 64 entries; -1: more arguments),
+ * and work-groups [a, b) cut into boxes of the group grid, each passed to fn in l (pas.c). */
+struct translate_alaunch;
+int vast_affine_launch(const struct vast_paged *r, struct translate_alaunch *l, const void **values, size_t *sizes);
+int vast_group_boxes(const struct vast_paged *r, size_t a, size_t b, struct translate_alaunch *l,
+                     int (*fn)(void *ctx, const struct translate_alaunch *l), void *ctx);
+/* cover.c: the pages of writable buffers that work-groups [first, end) of a launch overwrite
+ * whole (translate_affine_written) into cover (r->pages bytes); false when none can be
+ * (VAST_SKIP_OVERWRITTEN=0, or the kernel or its arguments are outside the rule). */
+bool vast_partition_cover(struct vast_paged *r, size_t first, size_t end, uint8_t *cover);
 
 /* The pages work-groups [first, end) touch (the inspector again), ORed into set. */
 cl_int vast_partition_inspect(struct vast_paged *r, size_t first, size_t end, uint8_t *set);

@@ -325,6 +325,9 @@ void vast_paged_close(struct vast_paged *r)
     free(r->fault_host[0]);
     free(r->fault_host[1]);
     free(r->sticky);
+    for (int i = 0; i < 3; i++)
+        free(r->cover[i]);
+    free(r->cover_arg);
     free(r->arg_va);
     free(r->va);
 }

@@ -207,31 +207,34 @@ static void host_mark(void *ctx, unsigned site, long long lo, long long end)
     }
 }
 
-/* The pages of work-groups [a, b) (flat ids) into row: the range is cut into boxes of whole
- * rows and planes of the group grid, and each box evaluated. */
-static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row)
+/* The launch as translate_affine_ranges sees it (values and sizes: arrays of 64, filled); -1
+ * when the kernel has more arguments. */
+int vast_affine_launch(const struct vast_paged *r, struct translate_alaunch *l, const void **values, size_t *sizes)
 {
-    struct vast_paged *r = in->r;
     const struct launch_shape *sh = &r->cmd->sh;
-    const struct translate_affine *aff = r->tk->affine;
-    struct translate_alaunch l = {.dims = sh->dims, .num_args = r->cmd->num_args};
-    const void *values[64];
-    size_t sizes[64];
-    if (l.num_args > 64)
+    *l = (struct translate_alaunch){.dims = sh->dims, .num_args = r->cmd->num_args};
+    if (l->num_args > 64)
         return -1;
-    for (cl_uint i = 0; i < l.num_args; i++) {
+    for (cl_uint i = 0; i < l->num_args; i++) {
         values[i] = r->cmd->args[i].vbuf == NULL ? r->cmd->args[i].value : NULL;
         sizes[i] = r->cmd->args[i].size;
     }
-    l.args = values;
-    l.arg_sizes = sizes;
+    l->args = values;
+    l->arg_sizes = sizes;
     for (int d = 0; d < 3; d++) {
-        l.global_size[d] = sh->global[d];
-        l.local_size[d] = r->local[d];
-        l.global_offset[d] = sh->offset[d];
+        l->global_size[d] = sh->global[d];
+        l->local_size[d] = r->local[d];
+        l->global_offset[d] = sh->offset[d];
     }
+    return 0;
+}
+
+/* Work-groups [a, b) (flat ids) as boxes of whole rows and planes of the group grid, each
+ * set in l's group_first/group_last and passed to fn; stops at fn's first nonzero return. */
+int vast_group_boxes(const struct vast_paged *r, size_t a, size_t b, struct translate_alaunch *l,
+                     int (*fn)(void *ctx, const struct translate_alaunch *l), void *ctx)
+{
     size_t n0 = r->groups[0], n01 = r->groups[0] * r->groups[1];
-    struct host_row h = {r, aff, row};
     while (a < b) {
         size_t x = a % n0, y = a / n0 % r->groups[1], z = a / n01, take;
         size_t box[3][2] = {{x, x}, {y, y}, {z, z}};
@@ -250,14 +253,34 @@ static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row)
             box[2][1] = z + take / n01 - 1;
         }
         for (int d = 0; d < 3; d++) {
-            l.group_first[d] = box[d][0];
-            l.group_last[d] = box[d][1];
+            l->group_first[d] = box[d][0];
+            l->group_last[d] = box[d][1];
         }
-        if (translate_affine_ranges(aff, &l, r->pool->page_size, host_mark, &h) != 0)
-            return -1;
+        int rc = fn(ctx, l);
+        if (rc != 0)
+            return rc;
         a += take;
     }
     return 0;
+}
+
+static int host_box(void *ctx, const struct translate_alaunch *l)
+{
+    struct host_row *h = ctx;
+    return translate_affine_ranges(h->a, l, h->r->pool->page_size, host_mark, h) != 0 ? -1 : 0;
+}
+
+/* The pages of work-groups [a, b) (flat ids) into row. */
+static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row)
+{
+    struct vast_paged *r = in->r;
+    struct translate_alaunch l;
+    const void *values[64];
+    size_t sizes[64];
+    if (vast_affine_launch(r, &l, values, sizes) != 0)
+        return -1;
+    struct host_row h = {r, r->tk->affine, row};
+    return vast_group_boxes(r, a, b, &l, host_box, &h);
 }
 
 /* Like device_window, from the affine description; -1 when it cannot bound this launch, -2

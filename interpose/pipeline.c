@@ -86,17 +86,29 @@ static int for_each_run(struct vast_paged *r, const uint8_t *set, run_fn fn, voi
 
 struct pin_ctx {
     uint32_t *lpt;
+    const uint8_t *cover; /* pages the partition overwrites: no load (cover.c); NULL: none */
     size_t done_pages; /* pages pinned so far (to undo on failure) */
     size_t limit;      /* undo: pages to unpin */
 };
 
+/* Pins pages [start, start + len) of a; covered ones, in runs of their own, without a load. */
 static int run_pin(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
 {
     struct pin_ctx *pc = ctx;
     struct vast_frame_loc *locs = malloc(len * sizeof *locs);
     if (locs == NULL)
         return VAST_PC_ERR_HOST_MEMORY;
-    int st = pagecache_make_resident(a->pc, a->first + start, len, VAST_PC_PIN, locs);
+    const uint8_t *cv = pc->cover != NULL ? pc->cover + a->va_page + start : NULL;
+    int st = VAST_PC_OK;
+    for (size_t p = 0, q; p < len && st == VAST_PC_OK; p = q) {
+        bool no_load = cv != NULL && cv[p];
+        for (q = p + 1; q < len && (cv != NULL && cv[q]) == no_load; q++)
+            ;
+        st = pagecache_make_resident(a->pc, a->first + start + p, q - p,
+                                     VAST_PC_PIN | (no_load ? VAST_PC_NO_LOAD : 0), locs + p);
+        if (st != VAST_PC_OK && p > 0)
+            pagecache_unpin_range(a->pc, a->first + start, p); /* all or nothing, as one call */
+    }
     if (st == VAST_PC_OK) {
         for (size_t p = 0; p < len; p++) {
             uint32_t f = locs[p].frame;
@@ -126,18 +138,35 @@ static int run_unpin(struct vast_paged *r, struct vast_varg *a, size_t start, si
     return 0;
 }
 
+/* ctx: pages not to mark (covered pages of a failed run: they leave unwritten), or NULL. */
 static int run_dirty(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
 {
-    (void)r, (void)ctx;
-    if (a->writable)
-        pagecache_mark_dirty(a->pc, a->first + start, len);
+    const uint8_t *skip = ctx != NULL ? (const uint8_t *)ctx + a->va_page + start : NULL;
+    (void)r;
+    if (!a->writable)
+        return 0;
+    for (size_t p = 0, q; p < len; p = q) {
+        for (q = p + 1; q < len && (skip != NULL && skip[q]) == (skip != NULL && skip[p]); q++)
+            ;
+        if (skip == NULL || !skip[p])
+            pagecache_mark_dirty(a->pc, a->first + start + p, q - p);
+    }
     return 0;
 }
 
+/* ctx: pages the partition overwrites (not loaded), or NULL. */
 static int run_prefetch(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
 {
-    (void)r, (void)ctx;
-    return pagecache_make_resident(a->pc, a->first + start, len, 0, NULL) == VAST_PC_OK ? 0 : 1;
+    const uint8_t *skip = ctx != NULL ? (const uint8_t *)ctx + a->va_page + start : NULL;
+    (void)r;
+    int rc = 0;
+    for (size_t p = 0, q; p < len && rc == 0; p = q) {
+        for (q = p + 1; q < len && (skip != NULL && skip[q]) == (skip != NULL && skip[p]); q++)
+            ;
+        if (skip == NULL || !skip[p])
+            rc = pagecache_make_resident(a->pc, a->first + start + p, q - p, 0, NULL) == VAST_PC_OK ? 0 : 1;
+    }
+    return rc;
 }
 
 /* Root bytes [lo, hi) of pages [first, first+len) of a's root buffer. */
@@ -180,12 +209,22 @@ static int run_restore(struct vast_paged *r, struct vast_varg *a, size_t start, 
     return 0;
 }
 
+/* The pages partition p's work-groups overwrite, into r->cover[slot] (cover.c); false: none. */
+static bool partition_cover(struct vast_paged *r, const struct vast_partition *p, int slot)
+{
+    if (r->cover_rule < 0 || (r->cover[slot] == NULL && (r->cover[slot] = malloc(r->pages)) == NULL))
+        return r->cover_any[slot] = false;
+    /* all iterations: a range after the first skips the stores of loops that ended before it */
+    return r->cover_any[slot] = p->iter_first == 0 && p->iter_end == 0 && !p->own_only &&
+                                vast_partition_cover(r, p->first, p->end, r->cover[slot]);
+}
+
 /* Pin every page of `set` and enter its frames in lpt; all or nothing. `quiet`: a lack of
  * frames is not logged (the caller makes room and tries again). */
-static cl_int pin_set(struct vast_paged *r, const uint8_t *set, uint32_t *lpt, bool quiet)
+static cl_int pin_set(struct vast_paged *r, const uint8_t *set, const uint8_t *cover, uint32_t *lpt, bool quiet)
 {
     uint64_t t0 = vast_now_ns();
-    struct pin_ctx pc = {lpt, 0, 0};
+    struct pin_ctx pc = {lpt, cover, 0, 0};
     int st = for_each_run(r, set, run_pin, &pc);
     if (st != VAST_PC_OK && pc.done_pages > 0) {
         pc.limit = pc.done_pages;
@@ -200,10 +239,11 @@ static cl_int pin_set(struct vast_paged *r, const uint8_t *set, uint32_t *lpt, b
     return st == VAST_PC_OK ? CL_SUCCESS : st == VAST_PC_ERR_NO_FRAMES ? CL_OUT_OF_RESOURCES : vast_pc_error(st);
 }
 
-static void prefetch_set(struct vast_paged *r, const uint8_t *set)
+static void prefetch_set(struct vast_paged *r, const struct vast_partition *p)
 {
     uint64_t t0 = vast_now_ns();
-    for_each_run(r, set, run_prefetch, NULL); /* best effort: a page that does not fit loads later */
+    const uint8_t *skip = partition_cover(r, p, 2) ? r->cover[2] : NULL;
+    for_each_run(r, p->set, run_prefetch, (void *)skip); /* best effort: a page that does not fit loads later */
     uint64_t t1 = vast_now_ns();
     r->c.transfer_ns += t1 - t0;
     vast_trace_span(VAST_TRACK_TRANSFER, "prefetch", t0, t1, r->cmd->kernel->name);
@@ -398,7 +438,7 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     if (err == CL_SUCCESS && !fits) {
         *split = true;
     } else if (err == CL_SUCCESS) {
-        err = pin_set(r, add, lpt, false);
+        err = pin_set(r, add, NULL, lpt, false);
         /* The snapshot a later retry restores from must hold the faulted pages too: this
          * partition never wrote them (its stores there went to the sink), but the host copy
          * of a page dirty from an earlier partition is older than its frame. */
@@ -432,11 +472,15 @@ struct flight {
 };
 
 /* Pin p's pages into the LPT of its slot; with a snapshot (needs_restore) its writable pages
- * are written back first. `quiet`: see pin_set. */
-static cl_int prepare_partition(struct vast_paged *r, struct vast_partition *p, int slot, bool quiet)
+ * are written back first. `quiet`: see pin_set. `whole`: all of p's work-groups run next, so
+ * the pages they overwrite need no load (cover.c); a partition pinned again for the retry of
+ * some of its work-groups loads everything. */
+static cl_int prepare_partition(struct vast_paged *r, struct vast_partition *p, int slot, bool quiet, bool whole)
 {
     memset(r->lpt_host[slot], 0xff, r->pages * sizeof(uint32_t));
-    cl_int err = pin_set(r, p->set, r->lpt_host[slot], quiet);
+    r->cover_any[slot] = false;
+    const uint8_t *cover = whole && partition_cover(r, p, slot) ? r->cover[slot] : NULL;
+    cl_int err = pin_set(r, p->set, cover, r->lpt_host[slot], quiet);
     if (err == CL_SUCCESS && r->needs_restore && for_each_run(r, p->set, run_flush, NULL) != 0) {
         for_each_run(r, p->set, run_unpin, NULL);
         err = CL_OUT_OF_RESOURCES;
@@ -464,11 +508,14 @@ static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t firs
 }
 
 /* A partition is done: its writable pages are dirty (even after an error: the device copy is
- * the newest) and it lets go of its frames. */
-static void release_partition(struct vast_paged *r, struct vast_partition *p)
+ * the newest), but for pages it got without a load when its run failed (`ok` false): those
+ * leave unwritten (the page cache drops them at the last unpin) and the host keeps their bytes
+ * from before the launch. Then it lets go of its frames. */
+static void release_partition(struct vast_paged *r, struct vast_partition *p, int slot, bool ok)
 {
-    for_each_run(r, p->set, run_dirty, NULL);
+    for_each_run(r, p->set, run_dirty, !ok && r->cover_any[slot] ? r->cover[slot] : NULL);
     for_each_run(r, p->set, run_unpin, NULL);
+    r->cover_any[slot] = false;
     r->c.partitions++;
 }
 
@@ -493,7 +540,7 @@ static cl_int settle(struct vast_paged *r, struct vast_partition *p, int slot, b
         if (err == CL_SUCCESS)
             err = wait_partition(r, f.kev, f.fev, f.enqueued);
     }
-    release_partition(r, p);
+    release_partition(r, p, slot, err == CL_SUCCESS);
     return err;
 }
 
@@ -502,7 +549,7 @@ static cl_int land(struct vast_paged *r, struct flight *f, bool *split)
 {
     cl_int err = wait_partition(r, f->kev, f->fev, f->enqueued);
     if (err != CL_SUCCESS) {
-        release_partition(r, f->p);
+        release_partition(r, f->p, f->slot, false);
         return err;
     }
     return settle(r, f->p, f->slot, split);
@@ -519,20 +566,20 @@ static cl_int land_behind(struct vast_paged *r, struct flight *q, struct flight 
     cl_int err = wait_partition(r, q->kev, q->fev, q->enqueued);
     if (err != CL_SUCCESS || r->fault_hdr[q->slot][0] == 0) {
         if (err != CL_SUCCESS)
-            release_partition(r, q->p);
+            release_partition(r, q->p, q->slot, false);
         return err != CL_SUCCESS ? err : settle(r, q->p, q->slot, &split[0]);
     }
     *p_landed = true;
     cl_int perr = wait_partition(r, p->kev, p->fev, p->enqueued);
     bool p_faulted = perr == CL_SUCCESS && r->fault_hdr[p->slot][0] != 0;
-    release_partition(r, p->p);
+    release_partition(r, p->p, p->slot, perr == CL_SUCCESS);
     err = settle(r, q->p, q->slot, &split[0]);
     if (err == CL_SUCCESS)
         err = perr;
     if (err == CL_SUCCESS && p_faulted) {
         r->c.partitions--; /* counted once, when settled */
         /* the pages it ran with, no sticky ones: its faults must still name pages it lacks */
-        err = prepare_partition(r, p->p, p->slot, false);
+        err = prepare_partition(r, p->p, p->slot, false, false);
         if (err == CL_SUCCESS)
             err = settle(r, p->p, p->slot, &split[1]);
     }
@@ -658,16 +705,16 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
         }
         struct flight cur = {p, prev.p != NULL ? 1 - prev.slot : 0, NULL, NULL, 0};
         vast_plan_add_sticky(r, p);
-        err = prepare_partition(r, p, cur.slot, prev.p != NULL);
+        err = prepare_partition(r, p, cur.slot, prev.p != NULL, true);
         if (err == CL_OUT_OF_RESOURCES && prev.p != NULL) { /* p does not fit beside prev */
             err = land_or_split(r, &st, &prev);
             prev.p = NULL;
             if (err == CL_SUCCESS)
-                err = prepare_partition(r, p, cur.slot, false);
+                err = prepare_partition(r, p, cur.slot, false, true);
         }
         bool cur_landed = err != CL_SUCCESS;
         if (err == CL_SUCCESS && (err = enqueue_flight(r, &cur, p->first, p->end)) != CL_SUCCESS) {
-            release_partition(r, p);
+            release_partition(r, p, cur.slot, false);
             cur_landed = true;
         }
         if (prev.p != NULL) {
@@ -686,7 +733,7 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
                                           : next_planned < nparts ? &parts[next_planned]
                                                                   : NULL;
             if (next != NULL && vast_partition_unpack(next, r->pages) == CL_SUCCESS)
-                prefetch_set(r, next->set);
+                prefetch_set(r, next);
             if (pipe)
                 prev = cur;
             else

@@ -102,11 +102,12 @@ void vast_stats_print(void)
         fprintf(stderr,
                 "vast: stats: pool=\"%s\" budget_bytes=%zu page_bytes=%zu h2d_transfers=%llu h2d_bytes=%llu "
                 "d2h_transfers=%llu d2h_bytes=%llu hits=%llu misses=%llu evictions=%llu dirty_evictions=%llu "
-                "unordered_d2h_transfers=%llu overlap_h2d_bytes=%llu\n",
+                "unordered_d2h_transfers=%llu overlap_h2d_bytes=%llu noload_bytes=%llu\n",
                 devices[i]->name, devices[i]->pool->nframes * devices[i]->pool->page_size,
                 devices[i]->pool->page_size, (unsigned long long)s.h2d_transfers, (unsigned long long)s.h2d_bytes,
                 (unsigned long long)s.d2h_transfers, (unsigned long long)s.d2h_bytes, (unsigned long long)s.hits,
                 (unsigned long long)s.misses, (unsigned long long)s.evictions, (unsigned long long)s.dirty_evictions,
-                (unsigned long long)s.unordered_d2h_transfers, (unsigned long long)s.overlap_h2d_bytes);
+                (unsigned long long)s.unordered_d2h_transfers, (unsigned long long)s.overlap_h2d_bytes,
+                (unsigned long long)s.noload_bytes);
     }
 }

@@ -16,6 +16,7 @@
 #include "pagecache.h"
 #include "stats.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,13 @@ static void views_release(cl_context ctx, struct vast_pc_buffer **pcs)
     for (cl_uint i = 0; pcs != NULL && i < ctx->num_devices; i++) {
         if (pcs[i] == NULL || first_index(ctx, i) != i)
             continue;
+        if (vast_config_get()->stats) { /* its traffic, before the page cache forgets it */
+            uint64_t h2d, noload;
+            pagecache_buffer_traffic(pcs[i], &h2d, &noload);
+            fprintf(stderr, "vast: stats: buffer bytes=%zu device=\"%s\" h2d_bytes=%llu noload_bytes=%llu\n",
+                    pagecache_buffer_size(pcs[i]), ctx->devices[i]->name, (unsigned long long)h2d,
+                    (unsigned long long)noload);
+        }
         int st = pagecache_release_buffer(pcs[i]);
         if (st != VAST_PC_OK)
             vast_error("releasing a virtual buffer's pages on %s: %s", ctx->devices[i]->name,

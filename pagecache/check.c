@@ -49,6 +49,9 @@ static const char *check_frame(struct vast_pool *pool, uint32_t f, size_t *nfree
         FAIL("frame %u holds page %zu of a buffer whose page table does not name it", f, fr->page);
     if (!(s & (VAST_FS_VALID | VAST_FS_IO)))
         FAIL("frame %u holds no page, is in no I/O, yet has state 0x%x (pins, usage or DIRTY)", f, s);
+    /* README "Pages a kernel overwrites": a frame that was never loaded is pinned and clean */
+    if ((s & VAST_FS_UNLOADED) && (VAST_FS_PINS(s) == 0 || (s & VAST_FS_DIRTY) || !(s & VAST_FS_VALID)))
+        FAIL("frame %u was given without a load, yet is unpinned, dirty or holds no page (state 0x%x)", f, s);
     return NULL;
 }
 

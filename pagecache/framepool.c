@@ -278,6 +278,7 @@ void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *ou
     out->unordered_d2h_transfers = atomic_load(&pool->stats.unordered_d2h_transfers);
     out->overlap_h2d_bytes = atomic_load(&pool->stats.overlap_h2d_bytes);
     out->discarded_bytes = atomic_load(&pool->stats.discarded_bytes);
+    out->noload_bytes = atomic_load(&pool->stats.noload_bytes);
 }
 
 void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned)

@@ -24,8 +24,10 @@
 #define VAST_FS_VALID      (1u << 24) /* holds a page (tag valid) */
 #define VAST_FS_DIRTY      (1u << 25) /* device copy newer than the host store */
 #define VAST_FS_IO         (1u << 26) /* a load or write-back is in flight: wait on io_done */
+#define VAST_FS_UNLOADED   (1u << 27) /* given a frame without a load (VAST_PC_NO_LOAD): the bytes
+                                         are not the page's until mark_dirty; pinned meanwhile */
 
-#define VAST_FS_FLAGS      (VAST_FS_VALID | VAST_FS_DIRTY | VAST_FS_IO)
+#define VAST_FS_FLAGS      (VAST_FS_VALID | VAST_FS_DIRTY | VAST_FS_IO | VAST_FS_UNLOADED)
 
 #define VAST_FS_PINS(s)  ((s) & VAST_FS_PIN_MASK)
 #define VAST_FS_USAGE(s) (((s) & VAST_FS_USAGE_MASK) >> VAST_FS_USAGE_SHIFT)
@@ -35,9 +37,9 @@
 _Static_assert(VAST_FS_PIN_MASK == VAST_FS_USAGE_ONE - 1, "pin count: the bits below the usage count");
 _Static_assert((VAST_FS_PIN_MASK & VAST_FS_USAGE_MASK) == 0, "pin and usage counts overlap");
 _Static_assert(((VAST_FS_PIN_MASK | VAST_FS_USAGE_MASK) & VAST_FS_FLAGS) == 0, "flags overlap the counts");
-_Static_assert((VAST_FS_VALID ^ VAST_FS_DIRTY ^ VAST_FS_IO) == VAST_FS_FLAGS, "flags are distinct bits");
+_Static_assert((VAST_FS_VALID ^ VAST_FS_DIRTY ^ VAST_FS_IO ^ VAST_FS_UNLOADED) == VAST_FS_FLAGS, "flags are distinct bits");
 _Static_assert(VAST_FS_USAGE_MAX <= VAST_FS_USAGE_MASK >> VAST_FS_USAGE_SHIFT, "usage count overflows");
-_Static_assert(VAST_FS_IO <= 0x80000000u, "flags beyond 32 bits");
+_Static_assert(VAST_FS_UNLOADED <= 0x80000000u, "flags beyond 32 bits");
 
 struct vast_pc_buffer;
 
@@ -64,6 +66,8 @@ struct vast_pool_stats {
     uint64_t unordered_d2h_transfers, overlap_h2d_bytes;
     /* Frames given back to the device (ops->discard) when their buffer was released. */
     uint64_t discarded_bytes;
+    /* Pages given a frame without a load (VAST_PC_NO_LOAD: a kernel overwrites them), in bytes. */
+    uint64_t noload_bytes;
 };
 
 /* Write-backs of one make_resident go out in windows of at most this many bytes (default):
@@ -100,7 +104,7 @@ struct vast_pool {
         _Atomic uint64_t h2d_transfers, h2d_bytes, d2h_transfers, d2h_bytes;
         _Atomic uint64_t hits, misses, evictions, dirty_evictions;
         _Atomic uint64_t unordered_d2h_transfers, overlap_h2d_bytes;
-        _Atomic uint64_t discarded_bytes;
+        _Atomic uint64_t discarded_bytes, noload_bytes;
     } stats;
 };
 

@@ -79,6 +79,12 @@ int pagecache_make_contiguous(struct vast_pc_buffer *buf, size_t first, size_t c
  * it gives back (pagecache_unpin_transient) the pins of kernels that ended, waiting for them
  * (the pins' owner sees their end lazily; interpose/onqueue.h). Set once, before such pins. */
 void pagecache_set_reclaim(struct vast_pool *pool, void (*fn)(void *arg), void *arg);
+/* make_resident with VAST_PC_PIN: missing pages get frames without a load (dirty victims are
+ * still written back first), for a kernel that overwrites every byte of them. Until
+ * pagecache_mark_dirty their frames hold no page's bytes: pinned, never read back, and dropped
+ * (no write-back) when their last pin goes without mark_dirty (a run that failed). README
+ * "Pages a kernel overwrites". */
+#define VAST_PC_NO_LOAD 16u
 /* Drops one pin per page (pages must be pinned). Lock-free. */
 void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t count);
 /* pagecache_unpin_range of pins taken with VAST_PC_TRANSIENT; wakes calls waiting for frames. */
@@ -137,6 +143,9 @@ uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
 /* Resident frame of a root page, VAST_PT_NO_FRAME if none (racy unless pinned). */
 uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page);
 int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page);
+/* Bytes loaded into buf's root's pages (loads and host-write updates of resident pages) and
+ * bytes of its pages given frames without a load (VAST_PC_NO_LOAD), since it was made. */
+void pagecache_buffer_traffic(const struct vast_pc_buffer *buf, uint64_t *h2d_bytes, uint64_t *noload_bytes);
 
 /* The invariants of README.md, checked (check.c): NULL when they hold, else what is wrong
  * (a thread's own buffer, valid until its next call). Takes the pool lock; any time is fine,

@@ -20,6 +20,8 @@ struct vast_pc_buffer {
      * on other pools (peers.c), and per page the group clock its copy reflects. */
     struct vast_pc_group *group;
     _Atomic uint32_t *seen;
+    /* Root only: bytes loaded into its pages, and given frames without a load (statistics). */
+    _Atomic uint64_t h2d_bytes, noload_bytes;
 };
 
 /* Root buffers over one backing store on several pools (peers.c; README.md "Several

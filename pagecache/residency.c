@@ -64,6 +64,7 @@ static int transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_
         rc = pool->ops->write(pool->dev, chunk, dev_off, host, len, pin);
         atomic_fetch_add(&pool->stats.h2d_transfers, 1);
         atomic_fetch_add(&pool->stats.h2d_bytes, len);
+        atomic_fetch_add(&root->h2d_bytes, len);
     } else {
         rc = lane->dir == PC_WRITE_BACK_UNORDERED
                  ? write_back_unordered(pool, lane, chunk, dev_off, host, len, pin)
@@ -329,6 +330,12 @@ uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page)
     return pagecache_pt_frame(&buf->root->pt, page);
 }
 
+void pagecache_buffer_traffic(const struct vast_pc_buffer *buf, uint64_t *h2d_bytes, uint64_t *noload_bytes)
+{
+    *h2d_bytes = atomic_load(&buf->root->h2d_bytes);
+    *noload_bytes = atomic_load(&buf->root->noload_bytes);
+}
+
 int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page)
 {
     uint32_t f = pagecache_pt_frame(&buf->root->pt, page);
@@ -345,6 +352,7 @@ struct mr_call {
     unsigned char *loading; /* per grant: a load into its frame was issued, so its victim
                              * (clean, or already on the host) can no longer stay there */
     size_t ngrants, hits;
+    bool no_load; /* VAST_PC_NO_LOAD: grants are not loaded */
 };
 
 static void mr_pin_resident(struct mr_call *c)
@@ -450,7 +458,11 @@ static void mr_complete(struct mr_call *c)
         }
         fr->evicting = NULL;
         atomic_fetch_and(&fr->state, ~(VAST_FS_IO | VAST_FS_DIRTY | VAST_FS_USAGE_MASK));
-        atomic_fetch_or(&fr->state, VAST_FS_USAGE_ONE);
+        atomic_fetch_or(&fr->state, VAST_FS_USAGE_ONE | (c->no_load ? VAST_FS_UNLOADED : 0));
+    }
+    if (c->no_load) {
+        atomic_fetch_add(&pool->stats.noload_bytes, (uint64_t)c->ngrants << pool->page_shift);
+        atomic_fetch_add(&c->root->noload_bytes, (uint64_t)c->ngrants << pool->page_shift);
     }
     atomic_fetch_add(&pool->stats.evictions, victims);
     atomic_fetch_add(&pool->stats.dirty_evictions, dirty);
@@ -489,7 +501,7 @@ static int mr_transfer_simplex(struct mr_call *c, struct pc_io *ios)
                                       c->grants[i].victim_page};
     if (pc_write_back_runs(pool, ios, n))
         return VAST_PC_ERR_TRANSFER;
-    if (c->ngrants == 0)
+    if (c->ngrants == 0 || c->no_load)
         return VAST_PC_OK;
     int rc = mr_issue_loads(c, ios, NULL, c->ngrants, 0);
     int wrc = pool->ops->wait(pool->dev);
@@ -603,7 +615,7 @@ static int mr_transfer(struct mr_call *c, struct pc_io *ios)
     int dirty = 0;
     for (size_t i = 0; i < c->ngrants && !dirty; i++)
         dirty = c->grants[i].victim_dirty;
-    return window && dirty ? mr_transfer_duplex(c, ios, window) : mr_transfer_simplex(c, ios);
+    return window && dirty && !c->no_load ? mr_transfer_duplex(c, ios, window) : mr_transfer_simplex(c, ios);
 }
 
 /* Lock held: whether some frame has a transfer in flight (VAST_FS_IO; cleared under the lock,
@@ -677,7 +689,11 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     if (rc != VAST_PC_OK || count == 0)
         return rc;
     struct vast_pool *pool = buf->pool;
-    struct mr_call c = {.root = buf->root, .first = first, .count = count};
+    if ((flags & VAST_PC_NO_LOAD) && (!(flags & VAST_PC_PIN) || (flags & VAST_PC_RESIDENT_ONLY)))
+        return VAST_PC_ERR_INVALID; /* an unloaded page must stay pinned until it is written */
+    struct mr_call c = {.root = buf->root, .first = first, .count = count, 
+                      /* a grouped page's merge compares the frame with the twin its load filled */
+                      .no_load = (flags & VAST_PC_NO_LOAD) && buf->root->group == NULL};
     c.grants = malloc(count * sizeof *c.grants);
     c.grant_page = malloc(count * sizeof *c.grant_page);
     c.loading = calloc(count, 1);
@@ -724,6 +740,24 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     return rc;
 }
 
+/* The last pin of a page given without a load and never marked dirty: its frame holds no
+ * page's bytes, so the page leaves without a write-back (README "Pages a kernel overwrites").
+ * Under the pool lock, so no call sees the frame unpinned and still holding the page. */
+static void unpin_unloaded(struct vast_pc_buffer *root, size_t p)
+{
+    struct vast_pool *pool = root->pool;
+    pthread_mutex_lock(&pool->lock);
+    uint32_t f = pagecache_pt_frame(&root->pt, p);
+    uint32_t s = atomic_fetch_sub(&pool->frames[f].state, VAST_FS_PIN_ONE);
+    assert(VAST_FS_PINS(s) > 0 && "unpin of a page that is not pinned");
+    if (VAST_FS_PINS(s) == 1 && (s & VAST_FS_UNLOADED)) {
+        pagecache_pt_set_frame(&root->pt, p, VAST_PT_NO_FRAME);
+        pagecache_free_frame(pool, f);
+        pthread_cond_broadcast(&pool->io_done);
+    }
+    pthread_mutex_unlock(&pool->lock);
+}
+
 void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t count)
 {
     struct vast_pc_buffer *root = buf->root;
@@ -731,6 +765,12 @@ void pagecache_unpin_range(struct vast_pc_buffer *buf, size_t first, size_t coun
         uint32_t f = pagecache_pt_frame(&root->pt, p);
         if (f == VAST_PT_NO_FRAME)
             continue;
+        /* UNLOADED is set only on a page that had no frame, and cleared under the lock: a
+         * pinned page that lacks it now never gets it. */
+        if (pc_state(buf->pool, f) & VAST_FS_UNLOADED) {
+            unpin_unloaded(root, p);
+            continue;
+        }
         uint32_t s = atomic_fetch_sub_explicit(&buf->pool->frames[f].state, VAST_FS_PIN_ONE,
                                                memory_order_release);
         /* README "What a pin guarantees": only pinned pages are unpinned */
@@ -766,6 +806,7 @@ int pagecache_mark_dirty(struct vast_pc_buffer *buf, size_t first, size_t count)
         }
         /* Only a command holding the page pinned wrote it (README "What a pin guarantees"). */
         assert(VAST_FS_PINS(pc_state(buf->pool, f)) > 0 && "a page marked dirty must be pinned");
+        atomic_fetch_and(&buf->pool->frames[f].state, ~VAST_FS_UNLOADED); /* its bytes now are its own */
         atomic_fetch_or(&buf->pool->frames[f].state, VAST_FS_DIRTY);
         pagecache_pt_bump_version(&root->pt, p);
     }

@@ -47,6 +47,7 @@ struct actx {
     struct loopvar *lvars;
     unsigned nlvars;
     struct translate_affine *a;
+    CXCursor body;
     int fail, inl;
     struct tr_frame st[MAX_DEPTH];
     int depth;
@@ -419,12 +420,22 @@ static int compile(struct actx *x, CXCursor c, struct translate_aexpr *e, int de
 
 /* ---- sites ----------------------------------------------------------------------- */
 
+static void free_guards(struct translate_aguard *g, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        free(g[i].lhs.nodes);
+        free(g[i].rhs.nodes);
+    }
+    free(g);
+}
+
 static void add_site(struct actx *x, int arg, CXCursor index, long long scale, unsigned bytes,
-                     unsigned access)
+                     unsigned access, struct translate_aguard *guards, int nguards)
 {
     static const struct ity s64 = {64, 1};
     struct translate_aexpr off = {NULL, 0};
     if (arg < 0 || scale <= 0) {
+        free_guards(guards, nguards > 0 ? (unsigned)nguards : 0);
         x->fail = 1;
         return;
     }
@@ -436,12 +447,14 @@ static void add_site(struct actx *x, int arg, CXCursor index, long long scale, u
         push(&off, TRANSLATE_AOP_MUL, s64, 0);
     } else {
         free(off.nodes);
+        free_guards(guards, nguards > 0 ? (unsigned)nguards : 0);
         x->fail = 1;
         return;
     }
     struct translate_affine *a = x->a;
     a->sites = translate_xrealloc(a->sites, (a->nsites + 1) * sizeof *a->sites);
-    a->sites[a->nsites++] = (struct translate_asite){(unsigned)arg, bytes, access, off};
+    a->sites[a->nsites++] = (struct translate_asite){(unsigned)arg, bytes, access, nguards >= 0, off,
+                                                     guards, nguards > 0 ? (unsigned)nguards : 0};
 }
 
 /* The nearest ancestor of st[d] that is not a parenthesis or an implicit cast; *below gets
@@ -514,6 +527,133 @@ static unsigned root_access(struct actx *x, int d)
     }
 }
 
+/* ---- whole stores (translate_asite.whole) ------------------------------------------ */
+
+struct guards {
+    struct translate_aguard *g;
+    int n;
+};
+
+static int has_loop_node(const struct translate_aexpr *e)
+{
+    for (unsigned i = 0; i < e->n; i++)
+        if (e->nodes[i].op == TRANSLATE_AOP_LOOP)
+            return 1;
+    return 0;
+}
+
+/* Adds the guards under which condition c is true (negate: false); -1 when c is not
+ * comparisons of compiled integer expressions joined by && (negated: ||). */
+static int add_guards(struct actx *x, CXCursor c, int negate, struct guards *gs)
+{
+    c = strip(c);
+    if (binop(c, negate ? CXBinaryOperator_LOr : CXBinaryOperator_LAnd))
+        return add_guards(x, tr_nth_child(c, 0), negate, gs) || add_guards(x, tr_nth_child(c, 1), negate, gs) ? -1 : 0;
+    if (kind(c) != CXCursor_BinaryOperator)
+        return -1;
+    enum CXBinaryOperatorKind k = clang_getCursorBinaryOperatorKind(c);
+    int lt = k == CXBinaryOperator_LT, le = k == CXBinaryOperator_LE;
+    int gt = k == CXBinaryOperator_GT, ge = k == CXBinaryOperator_GE;
+    if (!(lt || le || gt || ge))
+        return -1;
+    /* a < b, !(a >= b): a < b; a <= b, !(a > b): a <= b; a > b, !(a <= b): b < a; ... */
+    int swap = negate ? (lt || le) : (gt || ge);
+    int strict = negate ? (ge || le) : (lt || gt);
+    struct translate_aguard g = {{NULL, 0}, {NULL, 0}, strict ? TRANSLATE_ACMP_LT : TRANSLATE_ACMP_LE};
+    int bad = compile(x, tr_nth_child(c, swap ? 1 : 0), &g.lhs, 0) != 0 ||
+              compile(x, tr_nth_child(c, swap ? 0 : 1), &g.rhs, 0) != 0 ||
+              has_loop_node(&g.lhs) || has_loop_node(&g.rhs);
+    if (bad) {
+        free(g.lhs.nodes);
+        free(g.rhs.nodes);
+        return -1;
+    }
+    gs->g = translate_xrealloc(gs->g, (size_t)(gs->n + 1) * sizeof *gs->g);
+    gs->g[gs->n++] = g;
+    return 0;
+}
+
+/* Whether nothing in statement c can leave the kernel or jump (return, goto, labels). */
+static enum CXChildVisitResult find_jump(CXCursor c, CXCursor p, CXClientData d)
+{
+    (void)p;
+    enum CXCursorKind k = kind(c);
+    if (k == CXCursor_ReturnStmt || k == CXCursor_GotoStmt || k == CXCursor_IndirectGotoStmt ||
+        k == CXCursor_LabelStmt) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static int no_jump(CXCursor c)
+{
+    int found = 0;
+    if (find_jump(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, find_jump, &found);
+    return !found;
+}
+
+/* A statement before the store: one that cannot jump, or `if (c) return;` (guards: !c). */
+static int before_store(struct actx *x, CXCursor c, struct guards *gs)
+{
+    if (no_jump(c))
+        return 0;
+    if (kind(c) != CXCursor_IfStmt || tr_num_children(c) != 2)
+        return -1;
+    CXCursor then = tr_nth_child(c, 1);
+    if (kind(then) == CXCursor_CompoundStmt && tr_num_children(then) == 1)
+        then = tr_nth_child(then, 0);
+    if (kind(then) != CXCursor_ReturnStmt || tr_num_children(then) != 0)
+        return -1;
+    return add_guards(x, tr_nth_child(c, 0), 1, gs);
+}
+
+/* Statement st[s] (or, s < 0, the body) is reached by every work-item whose guards hold. */
+static int reached(struct actx *x, int s, struct guards *gs)
+{
+    while (s >= 0) {
+        if (s > 0 && x->st[s - 1].kind == CXCursor_IfStmt) {
+            CXCursor i = x->st[s - 1].c;
+            unsigned n = tr_num_children(i);
+            if ((n != 2 && n != 3) || x->st[s].index != 1 || add_guards(x, tr_nth_child(i, 0), 0, gs) != 0)
+                return -1;
+            s--;
+            continue;
+        }
+        if (s > 0 && x->st[s - 1].kind != CXCursor_CompoundStmt)
+            return -1;
+        CXCursor parent = s > 0 ? x->st[s - 1].c : x->body, c;
+        for (unsigned i = 0; !clang_Cursor_isNull(c = tr_nth_child(parent, i)) && !same_span(c, x->st[s].c); i++)
+            if (before_store(x, c, gs) != 0)
+                return -1;
+        s--;
+    }
+    return 0;
+}
+
+/* The root lvalue st[d] of `size` bytes, stored to: its guards (*out, the count returned)
+ * when it is a whole store (translate.h, translate_asite.whole), else -1. */
+static int whole_store(struct actx *x, int d, long long size, struct translate_aguard **out)
+{
+    CXType t = ctype(x->st[d].c);
+    struct ity ty;
+    int scalar = int_type(t, &ty) == 0 || t.kind == CXType_Float || t.kind == CXType_Double ||
+                 t.kind == CXType_Half;
+    int vector = (t.kind == CXType_ExtVector || t.kind == CXType_Vector) && clang_getNumElements(t) != 3;
+    int below, p = up(x, d, &below);
+    if (!(scalar || vector) || clang_Type_getSizeOf(t) != size || p < 0 ||
+        !binop(x->st[p].c, CXBinaryOperator_Assign) || x->st[below].index != 0)
+        return -1;
+    struct guards gs = {NULL, 0};
+    if (reached(x, p, &gs) != 0) {
+        free_guards(gs.g, (unsigned)gs.n);
+        return -1;
+    }
+    *out = gs.g;
+    return gs.n;
+}
+
 /* Global lvalue st[d]: descends its lvalue chain to the root, which must be on a parameter;
  * at the root itself, records the site. */
 static void check_lvalue(struct actx *x, int d)
@@ -552,10 +692,12 @@ static void check_lvalue(struct actx *x, int d)
     long long size = clang_Type_getSizeOf(kind(c) == CXCursor_MemberRefExpr
         ? clang_getPointeeType(ctype(tr_nth_child(c, 0))) : clang_getCursorType(c));
     unsigned access = root_access(x, d);
+    struct translate_aguard *g = NULL;
+    int ng = access == TRANSLATE_WRITE ? whole_store(x, d, size, &g) : -1;
     if (!access)
         x->fail = 1;
     else
-        add_site(x, arg, index, size, (unsigned)size, access);
+        add_site(x, arg, index, size, (unsigned)size, access, g, ng);
 }
 
 /* A DeclRefExpr of a __global pointer (st[d]): a parameter, used only as a site's base. */
@@ -635,11 +777,11 @@ static void check_call(struct actx *x, CXCursor c)
             x->fail = 1;
         } else if (width && i == (store ? 2 : 1)) {
             add_site(x, pointer_param(x, a), clang_Cursor_getArgument(c, store ? 1 : 0),
-                     elem * width, (unsigned)(elem * width), store ? TRANSLATE_WRITE : TRANSLATE_READ);
+                     elem * width, (unsigned)(elem * width), store ? TRANSLATE_WRITE : TRANSLATE_READ, NULL, -1);
         } else if (is_atomic(f) && i == 0 && (arg = pointer_param(x, a)) >= 0) {
-            add_site(x, arg, clang_getNullCursor(), elem, (unsigned)elem, rw);
+            add_site(x, arg, clang_getNullCursor(), elem, (unsigned)elem, rw, NULL, -1);
         } else if (is_atomic(f) && i == 0 && !clang_Cursor_isNull(e = pointer_plus(x, a, &arg))) {
-            add_site(x, arg, e, elem, (unsigned)elem, rw);
+            add_site(x, arg, e, elem, (unsigned)elem, rw, NULL, -1);
         } else if (!is_atomic(f) || i != 0 || !unop(strip(a), CXUnaryOperator_AddrOf)) {
             x->fail = 1; /* &root: the root records the site */
         }
@@ -840,8 +982,10 @@ void translate_affine_free(struct translate_affine *a)
 {
     if (!a)
         return;
-    for (unsigned i = 0; i < a->nsites; i++)
+    for (unsigned i = 0; i < a->nsites; i++) {
         free(a->sites[i].offset.nodes);
+        free_guards(a->sites[i].guards, a->sites[i].nguards);
+    }
     for (unsigned i = 0; i < a->nloops; i++)
         free_loop(&a->loops[i]);
     free(a->sites);
@@ -860,6 +1004,7 @@ struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn)
         abort();
     x->u = u;
     x->fn = fn;
+    x->body = body;
     x->a = calloc(1, sizeof *x->a);
     if (!x->a)
         abort();

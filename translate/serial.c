@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define SERIAL_MAGIC 0x53525456u /* "VTRS" */
-#define SERIAL_FORMAT 2u /* 2: resumable loops' fields */
+#define SERIAL_FORMAT 3u /* 2: resumable loops' fields; 3: whole stores and their guards */
 #define NULL_STRING UINT64_MAX
 
 /* A tripwire for the walk below: a field added to one of these structs must be walked too
@@ -23,7 +23,8 @@
 _Static_assert(sizeof(struct translate_kernel) == 80 && sizeof(struct translate_result) == 72 &&
                    sizeof(struct translate_arg) == 32 && sizeof(struct translate_diag) == 40 &&
                    sizeof(struct translate_anode) == 16 && sizeof(struct translate_aexpr) == 16 &&
-                   sizeof(struct translate_aloop) == 56 && sizeof(struct translate_asite) == 32 &&
+                   sizeof(struct translate_aloop) == 56 && sizeof(struct translate_asite) == 48 &&
+                   sizeof(struct translate_aguard) == 40 &&
                    sizeof(struct translate_affine) == 32,
                "a struct of translate.h changed: walk its new fields in serial.c");
 #endif
@@ -147,6 +148,20 @@ static void ser_aexpr(struct ser *s, struct translate_aexpr *e)
     }
 }
 
+static void ser_guards(struct ser *s, struct translate_asite *site)
+{
+    uint64_t n = site->nguards;
+    if (!ser_array(s, (void **)&site->guards, &n, sizeof *site->guards))
+        return;
+    if (s->reading)
+        site->nguards = (unsigned)n;
+    for (unsigned i = 0; i < site->nguards && !s->bad; i++) {
+        ser_aexpr(s, &site->guards[i].lhs);
+        ser_aexpr(s, &site->guards[i].rhs);
+        SER_INT(s, site->guards[i].cmp, TRANSLATE_ACMP_LE);
+    }
+}
+
 static void ser_affine(struct ser *s, struct translate_affine **pa)
 {
     uint64_t present = *pa != NULL;
@@ -167,7 +182,9 @@ static void ser_affine(struct ser *s, struct translate_affine **pa)
         SER_INT(s, a->sites[i].arg, UINT32_MAX);
         SER_INT(s, a->sites[i].bytes, UINT32_MAX);
         SER_INT(s, a->sites[i].access, TRANSLATE_READ | TRANSLATE_WRITE);
+        SER_INT(s, a->sites[i].whole, 1);
         ser_aexpr(s, &a->sites[i].offset);
+        ser_guards(s, &a->sites[i]);
     }
     n = a->nloops;
     if (!ser_array(s, (void **)&a->loops, &n, sizeof *a->loops))

@@ -192,12 +192,28 @@ struct translate_aloop {
     unsigned char cmp;       /* enum translate_acmp */
 };
 
-/* Bytes [offset, offset + bytes) of the buffer of parameter arg (a __global pointer). */
+/* A condition on a store (translate_asite.whole): holds when lhs < rhs (LT) or lhs <= rhs (LE),
+ * both compared in their C type (the comparison's, after the usual conversions). */
+struct translate_aguard {
+    struct translate_aexpr lhs, rhs;
+    unsigned char cmp;       /* TRANSLATE_ACMP_LT or TRANSLATE_ACMP_LE */
+};
+
+/* Bytes [offset, offset + bytes) of the buffer of parameter arg (a __global pointer).
+ * whole = 1: the site is a plain store `p[e] = v` of a whole element (a scalar, or a vector
+ * of 2, 4, 8 or 16 components: no padding) that every work-item whose guards all hold
+ * executes: a statement of the kernel's body, or of then-branches of `if`s there, after only
+ * statements that cannot leave the kernel but `if (c) return;` (the guards are the `if`
+ * conditions and the negated return conditions: comparisons joined by && or, negated, ||).
+ * Such a site writes every byte of its element for those work-items (translate_affine_written). */
 struct translate_asite {
     unsigned arg;
     unsigned bytes;          /* the access's size: sizeof the element (vloadn: n elements) */
     unsigned access;         /* TRANSLATE_READ and/or TRANSLATE_WRITE */
+    unsigned whole;          /* 1: a whole store, executed where every guard holds */
     struct translate_aexpr offset; /* in bytes (the index times the element size) */
+    struct translate_aguard *guards;
+    unsigned nguards;
 };
 
 struct translate_affine {
@@ -230,6 +246,16 @@ void translate_affine_free(struct translate_affine *a);
 int translate_affine_ranges(const struct translate_affine *a, const struct translate_alaunch *l,
                             unsigned long long granule,
                             void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx);
+
+/* Written ranges (translate/cover.c): calls range(ctx, site, lo, end) for byte ranges
+ * [lo, end) of the buffer of a whole-store site (whole = 1) that the box's work-items
+ * certainly write: the site's offset must be e = k + sum c_d * get_global_id(d) with one
+ * |c_d| equal to its bytes, and each guard a bound on one global id by a value the same for
+ * every work-item; each expression is evaluated exactly (every node's value fits its C type
+ * over the work-items reported, else the site reports nothing). A subset: sites or launches
+ * outside this class report nothing. Returns 0, or -1 when out of memory. */
+int translate_affine_written(const struct translate_affine *a, const struct translate_alaunch *l,
+                             void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx);
 
 struct translate_kernel {
     char *name;

@@ -317,6 +317,60 @@ static void test_writeback_fault(void **state)
     teardown_fx(fx);
 }
 
+/* VAST_PC_NO_LOAD (README "Pages a kernel overwrites"): missing pages get frames with no
+ * transfer (dirty victims are still written back first), resident ones stay as they are; a
+ * page marked dirty is written back with the kernel's bytes; one whose pins all go without
+ * mark_dirty (a failed run) is dropped, so the host keeps its bytes and a later load reads
+ * them, never the frame's. Without a pin the flag is refused. */
+static void test_no_load(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(4, 4, 16 * PG);
+    const unsigned char *h = pagecache_backing_base(fx->store);
+    unsigned char before[PG];
+    memcpy(before, h + 6 * PG, PG);
+    struct vast_frame_loc locs[4];
+    assert_int_equal(pagecache_make_resident(fx->buf, 5, 1, VAST_PC_NO_LOAD, NULL), VAST_PC_ERR_INVALID);
+    device_write(fx, 0, 0x11); /* dirty: the victims of the next call */
+    device_write(fx, 1, 0x12);
+    device_write(fx, 2, 0x13);
+    device_write(fx, 3, 0x14);
+    fake_device_reset_counts(&fx->dev);
+    assert_int_equal(pagecache_make_resident(fx->buf, 5, 2, VAST_PC_PIN | VAST_PC_NO_LOAD, locs), 0);
+    assert_int_equal(fx->dev.writes, 0);          /* nothing loaded */
+    assert_int_equal(fx->dev.read_bytes, 2 * PG); /* the victims written back */
+    assert_null(pagecache_check(fx->pool));
+    struct vast_pool_stats st;
+    pagecache_get_pool_stats(fx->pool, &st);
+    assert_int_equal(st.noload_bytes, 2 * PG);
+    uint64_t h2d, noload;
+    pagecache_buffer_traffic(fx->buf, &h2d, &noload);
+    assert_int_equal(noload, 2 * PG);
+    /* page 5 overwritten and marked dirty; page 6's run failed: never marked */
+    memset(fake_chunk_mem(locs[0].chunk) + locs[0].offset, 0x55, PG);
+    memset(fake_chunk_mem(locs[1].chunk) + locs[1].offset, 0x66, PG);
+    assert_int_equal(pagecache_mark_dirty(fx->buf, 5, 1), 0);
+    pagecache_unpin_range(fx->buf, 5, 2);
+    assert_null(pagecache_check(fx->pool));
+    assert_true(resident(fx, 5) && pagecache_page_is_dirty(fx->buf, 5));
+    assert_false(resident(fx, 6)); /* dropped, not written back */
+    assert_int_equal(pagecache_flush_range(fx->buf, 0, 16 * PG), 0);
+    for (size_t i = 0; i < PG; i++)
+        assert_int_equal(h[5 * PG + i], 0x55);
+    assert_memory_equal(h + 6 * PG, before, PG);
+    /* a later load of page 6 reads the host's bytes */
+    assert_int_equal(pagecache_make_resident(fx->buf, 6, 1, VAST_PC_PIN, locs), 0);
+    check_frames_hold(fx, 6, 1);
+    /* a resident page keeps its frame and bytes under NO_LOAD */
+    assert_int_equal(pagecache_make_resident(fx->buf, 6, 1, VAST_PC_PIN | VAST_PC_NO_LOAD, locs), 0);
+    pagecache_unpin_range(fx->buf, 6, 1);
+    pagecache_unpin_range(fx->buf, 6, 1);
+    assert_true(resident(fx, 6));
+    check_frames_hold(fx, 6, 1);
+    assert_null(pagecache_check(fx->pool));
+    teardown_fx(fx);
+}
+
 static void test_host_write_update(void **state)
 {
     (void)state;
@@ -561,6 +615,10 @@ static void test_check(void **state)
     pagecache_pt_set_frame(&fx->buf->pt, 10, f);
     expect_bad(pool, "page 10 maps to frame");
     pagecache_pt_set_frame(&fx->buf->pt, 10, VAST_PT_NO_FRAME);
+    /* a frame given without a load must stay pinned */
+    atomic_store(&pool->frames[f].state, (s & ~VAST_FS_PIN_MASK) | VAST_FS_UNLOADED);
+    expect_bad(pool, "without a load");
+    atomic_store(&pool->frames[f].state, s);
     /* a write-back target outside I/O */
     pool->frames[f].evicting = fx->buf;
     expect_bad(pool, "without I/O");
@@ -578,4 +636,4 @@ VAST_CMOCKA_MAIN(NULL, NULL,
                  test_geometry, test_coalescing, test_release_discards, test_coalescing_chunks, test_streaming_runs,
                  test_clock_order, test_pins_never_evicted, test_out_of_frames,
                  test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer,
-                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check)
+                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check, test_no_load)

@@ -356,6 +356,69 @@ static void test_ranges(void **state)
     translate_result_free(r);
 }
 
+/* Whole stores (translate_asite.whole) and their guards: plain stores of a whole element in
+ * the body or then-branches, after statements that cannot leave but `if (c) return;`. */
+static void expect_whole(const char *src, const char *name, unsigned site, unsigned whole, unsigned nguards)
+{
+    struct translate_result *r = tr(src);
+    const struct translate_kernel *k = kernel(r, name);
+    if (!k->affine)
+        fail_msg("kernel %s: no affine description", name);
+    assert_true(site < k->affine->nsites);
+    if (k->affine->sites[site].whole != whole || k->affine->sites[site].nguards != nguards)
+        fail_msg("kernel %s site %u: whole %u with %u guards, want %u with %u", name, site,
+                 k->affine->sites[site].whole, k->affine->sites[site].nguards, whole, nguards);
+    translate_result_free(r);
+}
+
+static void test_whole_stores(void **state)
+{
+    (void)state;
+    /* saxpy: y is read too (its store is still whole; the runtime sees the read site) */
+    expect_whole("__kernel void k(float a, __global const float *x, __global float *y) {\n"
+                 "  int i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n", "k", 0, 1, 0);
+    /* the MatrixMul sample's C, after its tile loop, under row < rows && col < n */
+    expect_whole(matrixmul_source, "matrixMul", 2, 1, 2);
+    /* early return: one guard i < n */
+    struct translate_result *r = tr("__kernel void k(__global uint *o, uint n) {\n"
+                                    "  size_t i = get_global_id(0); if (i >= n) return; o[i] = 1; }\n");
+    const struct translate_asite *s = &kernel(r, "k")->affine->sites[0];
+    assert_int_equal(s->whole, 1);
+    assert_int_equal(s->nguards, 1);
+    assert_int_equal(s->guards[0].cmp, TRANSLATE_ACMP_LT);
+    EXPECT(&s->guards[0].lhs, U64(GID, 0));
+    EXPECT(&s->guards[0].rhs, U32(ARG, 1), U64(CAST, 0));
+    translate_result_free(r);
+    /* n > i, i <= n - 1 and 0 <= i, two ifs nested, || in a return */
+    expect_whole("__kernel void k(__global uint *o, uint n) {\n"
+                 "  uint i = get_global_id(0); if (n > i) { if (0 <= i) o[i] = 2; } }\n", "k", 0, 1, 2);
+    expect_whole("__kernel void k(__global uint *o, uint n, uint m) {\n"
+                 "  uint i = get_global_id(0), j = get_global_id(1);\n"
+                 "  if (i >= n || j > m) return; o[j * n + i] = 2; }\n", "k", 0, 1, 2);
+    /* not whole: a data-dependent condition, a loop, an else branch, a return it cannot
+     * describe, a member or swizzle, a 3-component vector, a compound assignment, a value
+     * used by an enclosing expression, a store after a label */
+    expect_whole("__kernel void k(__global uint *o, __global const uint *x) {\n"
+                 "  size_t i = get_global_id(0); if (x[i] > 3) o[i] = 1; }\n", "k", 1, 0, 0);
+    expect_whole("__kernel void k(__global uint *o, uint n) {\n"
+                 "  for (uint t = 0; t < n; t++) o[t] = 1; }\n", "k", 0, 0, 0);
+    expect_whole("__kernel void k(__global uint *o, uint n) {\n"
+                 "  uint i = get_global_id(0); if (i < n) {} else o[i] = 1; }\n", "k", 0, 0, 0);
+    expect_whole("__kernel void k(__global uint *o, uint n) {\n"
+                 "  uint i = get_global_id(0); if (i == n) return; o[i] = 1; }\n", "k", 0, 0, 0);
+    expect_whole("__kernel void k(__global uint *o, uint n) {\n"
+                 "  uint i = get_global_id(0); if (i < n) { o[i] = 1; return; } o[i + n] = 2; }\n", "k", 1, 0, 0);
+    expect_whole("__kernel void k(__global float2 *o) {\n"
+                 "  uint i = get_global_id(0); o[i].x = 1.0f; }\n", "k", 0, 0, 0);
+    expect_whole("__kernel void k(__global float3 *o) {\n"
+                 "  uint i = get_global_id(0); o[i] = (float3)(1.0f); }\n", "k", 0, 0, 0);
+    expect_whole("__kernel void k(__global uint *o) {\n"
+                 "  uint i = get_global_id(0); o[i] += 1; }\n", "k", 0, 0, 0);
+    expect_whole("__kernel void k(__global uint *o, __global uint *p) {\n"
+                 "  uint i = get_global_id(0); p[i] = o[i] = 1; }\n", "k", 1, 0, 0);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_saxpy, test_matrixmul, test_locals_2d, test_loops,
-                 test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges)
+                 test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges,
+                 test_whole_stores)

@@ -45,7 +45,7 @@ static void test_contiguous_exact(void **state)
     (void)state;
     /* y[i] with int i = get_global_id(0), float elements */
     struct translate_anode off[] = {U64(GLOBAL_ID, 0), S32(CAST, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
-    struct translate_asite site = {1, 4, TRANSLATE_READ | TRANSLATE_WRITE, EXPR(off)};
+    struct translate_asite site = {1, 4, TRANSLATE_READ | TRANSLATE_WRITE, .offset = EXPR(off)};
     struct translate_affine a = {&site, 1, NULL, 0};
     struct translate_alaunch l = launch1(1000, 64, 2, 3);
     struct got g = {0};
@@ -69,7 +69,7 @@ static void test_strided_refined(void **state)
      * floats (128 KiB rows): 16 accesses 128 KiB apart, not one 2 MiB range */
     struct translate_anode off[] = {U64(LOCAL_ID, 0), U64(CONST, 32768), U64(MUL, 0), U64(GROUP_ID, 1),
                                     U64(ADD, 0),      S64(CAST, 0),      S64(CONST, 4), S64(MUL, 0)};
-    struct translate_asite site = {0, 4, TRANSLATE_READ, EXPR(off)};
+    struct translate_asite site = {0, 4, TRANSLATE_READ, .offset = EXPR(off)};
     struct translate_affine a = {&site, 1, NULL, 0};
     struct translate_alaunch l = {.dims = 2, .global_size = {16, 64, 1}, .local_size = {16, 1, 1},
                                   .group_first = {0, 5, 0}, .group_last = {0, 5, 0}};
@@ -92,7 +92,7 @@ static void test_matrixmul_loop(void **state)
                                     U64(GLOBAL_ID, 0), U64(ADD, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
     struct translate_anode first[] = {U64(CONST, 0)}, bound[] = {U64(ARG, 4)}, step[] = {U64(CONST, 16)};
     struct translate_aloop loop = {EXPR(first), EXPR(bound), EXPR(step), TRANSLATE_ACMP_LT};
-    struct translate_asite site = {2, 4, TRANSLATE_READ, EXPR(off)};
+    struct translate_asite site = {2, 4, TRANSLATE_READ, .offset = EXPR(off)};
     struct translate_affine a = {&site, 1, &loop, 1};
     unsigned long long n = 256;
     const void *args[5] = {NULL, NULL, NULL, NULL, &n};
@@ -122,7 +122,7 @@ static void test_matrixmul_loop(void **state)
     struct translate_anode first2[] = {U64(ARG, 4), S64(CAST, 0)}, bound2[] = {S64(CONST, 1)};
     struct translate_anode step2[] = {S64(CONST, 1)};
     struct translate_aloop down = {EXPR(first2), EXPR(bound2), EXPR(step2), TRANSLATE_ACMP_GE};
-    struct translate_asite site2 = {0, 4, TRANSLATE_READ, EXPR(off2)};
+    struct translate_asite site2 = {0, 4, TRANSLATE_READ, .offset = EXPR(off2)};
     struct translate_affine a2 = {&site2, 1, &down, 1};
     g.n = 0;
     assert_int_equal(translate_affine_ranges(&a2, &l, 1 << 20, collect, &g), 0);
@@ -137,7 +137,7 @@ static void test_remainder_and_shifts(void **state)
     /* a[(gid % 64) << 2 >> 1]: within one period of 64 the remainder is exact */
     struct translate_anode off[] = {U64(GLOBAL_ID, 0), U64(CONST, 64), U64(REM, 0), U64(CONST, 2), U64(SHL, 0),
                                     U64(CONST, 1),     U64(SHR, 0),    S64(CAST, 0), S64(CONST, 1), S64(MUL, 0)};
-    struct translate_asite site = {0, 1, TRANSLATE_READ, EXPR(off)};
+    struct translate_asite site = {0, 1, TRANSLATE_READ, .offset = EXPR(off)};
     struct translate_affine a = {&site, 1, NULL, 0};
     struct translate_alaunch l = launch1(1024, 16, 5, 5); /* gids 80..95: 16..31 */
     struct got g = {0};
@@ -159,7 +159,7 @@ static void test_refused(void **state)
     /* size_t gid - 1 wraps for work-item 0; as a byte offset that is pointer arithmetic
      * modulo 2^64, so the range holds it as -1 (FDTD3d's guarded-out edges) */
     struct translate_anode wrap[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0), S64(CAST, 0)};
-    struct translate_asite s1 = {0, 4, TRANSLATE_READ, EXPR(wrap)};
+    struct translate_asite s1 = {0, 4, TRANSLATE_READ, .offset = EXPR(wrap)};
     struct translate_affine a1 = {&s1, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a1, &l, 4096, collect, &g), 0);
     assert_int_equal(g.lo[g.n - 1], -1);
@@ -167,19 +167,19 @@ static void test_refused(void **state)
     /* but not through a division (C divides the wrapped value), nor into a wider type */
     struct translate_anode wdiv[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0), U64(CONST, 2), U64(DIV, 0),
                                      S64(CAST, 0)};
-    struct translate_asite s1d = {0, 4, TRANSLATE_READ, EXPR(wdiv)};
+    struct translate_asite s1d = {0, 4, TRANSLATE_READ, .offset = EXPR(wdiv)};
     struct translate_affine a1d = {&s1d, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a1d, &l, 4096, collect, &g), -1);
     struct translate_anode wwide[] = {U64(GLOBAL_ID, 0), {TRANSLATE_AOP_CAST, 32, 0, 0}, {TRANSLATE_AOP_CONST, 32, 0, 1},
                                       {TRANSLATE_AOP_SUB, 32, 0, 0}, S64(CAST, 0)};
-    struct translate_asite s1w = {0, 4, TRANSLATE_READ, EXPR(wwide)};
+    struct translate_asite s1w = {0, 4, TRANSLATE_READ, .offset = EXPR(wwide)};
     struct translate_affine a1w = {&s1w, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a1w, &l, 4096, collect, &g), -1);
     /* nor as a loop bound: for (size_t k = 0; k < gid - 1; k++) a[k] */
     struct translate_anode lfirst[] = {U64(CONST, 0)}, lbound[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0)};
     struct translate_anode loff[] = {U64(LOOP, 0), S64(CAST, 0)};
     struct translate_aloop lp = {EXPR(lfirst), EXPR(lbound), {NULL, 0}, TRANSLATE_ACMP_LT};
-    struct translate_asite s1l = {0, 4, TRANSLATE_READ, EXPR(loff)};
+    struct translate_asite s1l = {0, 4, TRANSLATE_READ, .offset = EXPR(loff)};
     struct translate_affine a1l = {&s1l, 1, &lp, 1};
     assert_int_equal(translate_affine_ranges(&a1l, &l, 4096, collect, &g), -1);
     /* all fine for groups past the first */
@@ -190,25 +190,99 @@ static void test_refused(void **state)
     /* int overflow: gid * 2^30 as int */
     struct translate_anode ovf[] = {U64(GLOBAL_ID, 0), S32(CAST, 0), S32(CONST, 1 << 30), S32(MUL, 0),
                                     S64(CAST, 0)};
-    struct translate_asite s2 = {0, 4, TRANSLATE_READ, EXPR(ovf)};
+    struct translate_asite s2 = {0, 4, TRANSLATE_READ, .offset = EXPR(ovf)};
     struct translate_affine a2 = {&s2, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a2, &l, 4096, collect, &g), -1);
     /* division by a local id that may be 0 */
     struct translate_anode div0[] = {U64(GLOBAL_ID, 0), U64(LOCAL_ID, 0), U64(DIV, 0), S64(CAST, 0)};
-    struct translate_asite s3 = {0, 4, TRANSLATE_READ, EXPR(div0)};
+    struct translate_asite s3 = {0, 4, TRANSLATE_READ, .offset = EXPR(div0)};
     struct translate_affine a3 = {&s3, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a3, &l, 4096, collect, &g), -1);
     /* a scalar argument that was not recorded, a malformed expression */
     struct translate_anode arg[] = {S64(ARG, 0)};
-    struct translate_asite s4 = {0, 4, TRANSLATE_READ, EXPR(arg)};
+    struct translate_asite s4 = {0, 4, TRANSLATE_READ, .offset = EXPR(arg)};
     struct translate_affine a4 = {&s4, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a4, &l, 4096, collect, &g), -1);
     struct translate_anode bad[] = {S64(ADD, 0)};
-    struct translate_asite s5 = {0, 4, TRANSLATE_READ, EXPR(bad)};
+    struct translate_asite s5 = {0, 4, TRANSLATE_READ, .offset = EXPR(bad)};
     struct translate_affine a5 = {&s5, 1, NULL, 0};
     assert_int_equal(translate_affine_ranges(&a5, &l, 4096, collect, &g), -1);
 }
 
+/* translate_affine_written (translate/cover.c): the bytes whole stores certainly write, exact
+ * for linear offsets under bounds guards, nothing where the site is not whole, not dense, or a
+ * node could wrap. */
+static void test_written(void **state)
+{
+    (void)state;
+    unsigned n = 200;
+    const void *args[2] = {NULL, &n};
+    size_t sizes[2] = {8, 4};
+    /* out[i] with size_t i = get_global_id(0), if (i < n) */
+    struct translate_anode off[] = {U64(GLOBAL_ID, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode gid[] = {U64(GLOBAL_ID, 0)};
+    struct translate_anode narg[] = {{TRANSLATE_AOP_ARG, 32, 0, 1}, U64(CAST, 0)};
+    struct translate_aguard lt = {EXPR(gid), EXPR(narg), TRANSLATE_ACMP_LT};
+    struct translate_asite site = {0, 4, TRANSLATE_WRITE, 1, EXPR(off), &lt, 1};
+    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_alaunch l = launch1(1024, 64, 0, 3);
+    l.args = args;
+    l.arg_sizes = sizes;
+    l.num_args = 2;
+    struct got g = {0};
+    assert_int_equal(translate_affine_written(&a, &l, collect, &g), 0);
+    assert_int_equal(g.n, 1);
+    assert_true(g.lo[0] == 0 && g.end[0] == 800); /* ids 0..199 of the box 0..255 */
+    /* groups 4..5 (ids 256..383): all past n, nothing */
+    l.group_first[0] = 4, l.group_last[0] = 5, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_int_equal(g.n, 0);
+    /* without the guard: every id of the box; with a global offset of 10: ids 10..265 */
+    site.nguards = 0, l.group_first[0] = 0, l.group_last[0] = 3, l.global_offset[0] = 10, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_true(g.n == 1 && g.lo[0] == 40 && g.end[0] == 1064);
+    l.global_offset[0] = 0;
+    /* a lower bound, 10 < i: ids 11..255 */
+    struct translate_anode ten[] = {U64(CONST, 10)};
+    struct translate_aguard gt = {EXPR(ten), EXPR(gid), TRANSLATE_ACMP_LT};
+    site.guards = &gt, site.nguards = 1, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_true(g.n == 1 && g.lo[0] == 44 && g.end[0] == 1024);
+    /* not whole, or a guard that is no bound on one id (10 < 2 * i): nothing */
+    site.whole = 0, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_int_equal(g.n, 0);
+    struct translate_anode twice[] = {U64(GLOBAL_ID, 0), U64(CONST, 2), U64(MUL, 0)};
+    struct translate_aguard odd = {EXPR(ten), EXPR(twice), TRANSLATE_ACMP_LT};
+    site.whole = 1, site.guards = &odd, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_int_equal(g.n, 0);
+    /* every other element, out[2 * i]: not dense */
+    struct translate_anode off2[] = {U64(GLOBAL_ID, 0), S64(CAST, 0), S64(CONST, 8), S64(MUL, 0)};
+    struct translate_asite sparse = {0, 4, TRANSLATE_WRITE, 1, EXPR(off2), NULL, 0};
+    a.sites = &sparse, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_int_equal(g.n, 0);
+    /* out[(int)(i - 10)] over ids 0..255: (i - 10) wraps in size_t for i < 10: nothing */
+    struct translate_anode wrap[] = {U64(GLOBAL_ID, 0), U64(CONST, 10), U64(SUB, 0), S32(CAST, 0), S64(CAST, 0),
+                                     S64(CONST, 4), S64(MUL, 0)};
+    struct translate_asite wraps = {0, 4, TRANSLATE_WRITE, 1, EXPR(wrap), NULL, 0};
+    a.sites = &wraps, g.n = 0;
+    translate_affine_written(&a, &l, collect, &g);
+    assert_int_equal(g.n, 0);
+    /* C[row * 100 + col], 2-D: one run per row of the box, adjacent */
+    struct translate_anode mm[] = {U64(GLOBAL_ID, 1), U64(CONST, 100), U64(MUL, 0), U64(GLOBAL_ID, 0), U64(ADD, 0),
+                                   S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_asite msite = {0, 4, TRANSLATE_WRITE, 1, EXPR(mm), NULL, 0};
+    struct translate_alaunch l2 = {.dims = 2, .global_size = {100, 12, 1}, .local_size = {50, 4, 1},
+                                   .group_first = {0, 1, 0}, .group_last = {1, 1, 0}};
+    a.sites = &msite, g.n = 0;
+    translate_affine_written(&a, &l2, collect, &g);
+    assert_int_equal(g.n, 4); /* rows 4..7 */
+    for (int i = 0; i < 4; i++)
+        assert_true(g.lo[i] == (4 + i) * 400 && g.end[i] == (5 + i) * 400);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_contiguous_exact, test_strided_refined, test_matrixmul_loop, test_remainder_and_shifts,
-                 test_refused)
+                 test_refused, test_written)

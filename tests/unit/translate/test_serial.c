@@ -17,7 +17,8 @@
 #include "vast_cmocka.h"
 
 /* Every kind of metadata: an affine kernel with nested counted loops, a grid-stride loop
- * (iteration_ranges), a loop that carries state (resumable, spill sizes), a work-group-bound
+ * (iteration_ranges), a loop that carries state (resumable, spill sizes), a whole store under
+ * an early return and an if (guards), a work-group-bound
  * kernel with __local memory and atomics, data-dependent
  * addresses, and a rejected kernel (a diagnostic). */
 static const char *const SRC =
@@ -40,6 +41,9 @@ static const char *const SRC =
     "  t[get_local_id(0)] = idx[get_global_id(0)];\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  atomic_add(&h[idx[get_global_id(0)]], t[0]); }\n"
+    "__kernel void guarded(__global uint *o, uint n, uint m) {\n"
+    "  size_t i = get_global_id(0); if (i >= n) return;\n"
+    "  if (i <= m) o[i] = 1u; }\n"
     "__kernel void gather(__global float *o, __global const int *ix, __global const float *v) {\n"
     "  int i = get_global_id(0);\n"
     "  o[i] = v[ix[i]]; }\n"
@@ -77,7 +81,14 @@ static void assert_affine_eq(const struct translate_affine *a, const struct tran
         assert_int_equal(a->sites[i].arg, b->sites[i].arg);
         assert_int_equal(a->sites[i].bytes, b->sites[i].bytes);
         assert_int_equal(a->sites[i].access, b->sites[i].access);
+        assert_int_equal(a->sites[i].whole, b->sites[i].whole);
         assert_aexpr_eq(&a->sites[i].offset, &b->sites[i].offset);
+        assert_int_equal(a->sites[i].nguards, b->sites[i].nguards);
+        for (unsigned g = 0; g < a->sites[i].nguards; g++) {
+            assert_aexpr_eq(&a->sites[i].guards[g].lhs, &b->sites[i].guards[g].lhs);
+            assert_aexpr_eq(&a->sites[i].guards[g].rhs, &b->sites[i].guards[g].rhs);
+            assert_int_equal(a->sites[i].guards[g].cmp, b->sites[i].guards[g].cmp);
+        }
     }
     assert_int_equal(a->nloops, b->nloops);
     for (unsigned i = 0; i < a->nloops; i++) {
@@ -143,6 +154,7 @@ static struct translate_result *unpacked(const void *bytes, size_t len)
 static void assert_covers_everything(const struct translate_result *r)
 {
     int affine_loops = 0, ranges = 0, resumable = 0, bound = 0, atomics = 0, dd = 0, rejected = 0, const_ptr = 0, local = 0;
+    int guards = 0; /* a whole store with guards of both kinds (<, <=) */
     for (size_t i = 0; i < r->num_kernels; i++) {
         const struct translate_kernel *k = &r->kernels[i];
         affine_loops += k->affine != NULL && k->affine->nloops >= 2 && k->affine->nsites >= 2;
@@ -152,12 +164,15 @@ static void assert_covers_everything(const struct translate_result *r)
         atomics += k->uses_global_atomics;
         dd += k->data_dependent_addresses;
         rejected += !k->paged_ok;
+        for (unsigned t = 0; k->affine != NULL && t < k->affine->nsites; t++)
+            guards += k->affine->sites[t].whole && k->affine->sites[t].nguards == 2 &&
+                      k->affine->sites[t].guards[0].cmp != k->affine->sites[t].guards[1].cmp;
         for (unsigned a = 0; a < k->num_args; a++) {
             const_ptr += k->args[a].kind == TRANSLATE_ARG_GLOBAL_POINTER && k->args[a].access == TRANSLATE_READ;
             local += k->args[a].kind == TRANSLATE_ARG_LOCAL_POINTER;
         }
     }
-    assert_true(affine_loops && ranges && resumable && bound && atomics && dd && rejected && const_ptr && local);
+    assert_true(affine_loops && ranges && resumable && bound && atomics && dd && rejected && const_ptr && local && guards);
     assert_true(r->num_diags >= 1 && r->paged_source != NULL && r->inspector_source != NULL);
     assert_true(r->seconds > 0);
 }
