@@ -52,6 +52,8 @@ struct launch_shape {
 
 struct vast_launch_cmd {
     cl_command_queue queue; /* retained */
+    cl_device_id dev;       /* the root device that runs it: the queue's, or a member of a
+                               merged device running its share (merge.c) */
     cl_kernel kernel;       /* retained */
     struct launch_shape sh;
     cl_uint num_args;
@@ -102,6 +104,10 @@ struct vast_paged {
     size_t nsticky;
     struct vast_inspect *insp;        /* the inspector, kept from planning for splits */
     const struct vast_pas_ops *pas;   /* the planner's page sets (launch.c: vast_pas_launch) */
+    /* A merged device's share (merge.c): vast_paged_run takes its partitions from claim (the
+     * next one of the launch's plan no member took yet, or NULL) instead of its list. */
+    struct vast_partition *(*claim)(void *ctx, bool ahead); /* ahead: for the prefetch */
+    void *claim_ctx;
     struct vast_launch_counters c;
 };
 
@@ -149,6 +155,13 @@ cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_ker
  * (translate.h): a range run gets the launch's (made on first use, filled with 0xff, refused
  * with a log line when over the bound), the inspector its own and the paged kernel's. */
 cl_int vast_paged_set_iters(struct vast_paged *r, cl_kernel real, bool inspector, uint64_t first, uint64_t end);
+
+/* merge.c: a launch of a merged device (VAST_MERGE_DEVICES) on every member device: planned
+ * as on one, its partitions claimed by the members as each finishes one. *ran false (nothing
+ * done): the launch runs on the merged device alone, as on one device. */
+cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                      const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
+                      struct vast_launch_counters *c, bool *ran);
 
 /* pipeline.c: the partitions of a plan run in order, pipelined, with faults and retries. */
 /* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
