@@ -168,7 +168,8 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
  * (vast_now_ns()); false, leaving *t0 and *t1 alone, when the queue does not profile. */
 bool vast_kernel_span(const struct _cl_icd_dispatch *d, cl_event kev, uint64_t enqueued, uint64_t *t0, uint64_t *t1);
 /* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load,
- * and (kernels safe to re-execute) partition i+1 is enqueued behind it. */
+ * and (kernels safe to re-execute) partition i+1 is enqueued behind it. With r->claim set,
+ * parts is ignored: the partitions come from the claim function (merge.c). */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
 
 /* pas.c: page accessed sets, from the inspector kernel or the host's affine evaluation.

@@ -1,30 +1,15 @@
 /*
- * merge.c: launches of a merged device (VAST_MERGE_DEVICES=1; interpose/README.md "Many
- * devices as one"). The launch is planned as on one device, by the merged device (its first
- * member) with its own budget; dispatch is the step after: every member opens the launch's
- * virtual space on its own page cache and device lane (vast_paged_open over its view of each
- * buffer) and runs partitions of the one plan, each member claiming the next partition no
- * member took yet when it starts (or prefetches) one, so a faster device runs more of them.
- * A launch that fits the budget is split into one partition of all its pages per member, so
- * that a compute-bound kernel runs on every device. The members share nothing but the plan's
- * claim counter: each has its own page tables, fault logs, sticky pages and retries.
+ * merge.c: launches of a merged device (VAST_MERGE_DEVICES=1): the plan, made as on one device
+ * by the first member, dispatched over the member devices, each claiming the next partition
+ * nobody took as it starts one, in its own page cache and on its own device lane.
  *
- * Before dispatch (on the merged device's lane, which holds its launch exclusion), every
- * member's view of every buffer argument is made coherent (vast_vbuf_coherent: the others'
- * dirty pages merged into the host store, its stale copies dropped), as for a launch of a
- * context over several devices; after it, the pages a member wrote stay dirty in its cache
- * until the next command that needs them merges them (GAIA's 3-way merge: two members writing
- * disjoint bytes of one page both survive). The merged device's lane waits for the members'
- * shares, which run on their device lanes (vast_executor_job), so the launch's event, queue
- * order and clFinish cover every partition.
- *
- * Launches that stay on the merged device alone (its first member, as a one-device launch):
- * kernels without a paged variant (direct or refused as on one device), kernels with global
- * atomics (members would each update their own copy of a counter, and merging the copies
- * keeps one), plans in slices or in resumable iteration ranges (their geometry and spill
- * state are the planning device's), launches of fewer work-groups than members. A member
- * whose page size or work-group geometry differs from the planning device's takes no
- * partition (the plan's page sets are in the planning device's pages).
+ * Principal entry point: vast_merge_run (launch.c's execute, on the merged device's lane).
+ * Invariants: a partition runs on exactly one member; every member's views of the launch's
+ * buffers are coherent before any share starts; the merged device's lane returns only when
+ * every share has ended, so the launch's event covers every partition.
+ * See also: interpose/README.md "Many devices as one" (the design: dispatch, who owns a page
+ * when, locks, what stays on the first member), pipeline.c (r->claim), executor.c
+ * (vast_executor_job), vbuf.c (views over a context's members).
  */
 #include "../base/clock.h"
 #include "../base/log.h"
@@ -43,7 +28,7 @@ struct merge_run {
     struct vast_launch_cmd *cmd;
     const struct translate_kernel *tk;
     bool needs_restore;
-    size_t pages, total_groups, page_size;
+    size_t pages, total_groups, page_size, nframes; /* the planning member's */
     struct vast_partition *parts;
     size_t nparts;
     bool fixed;          /* partition k is member k's (a launch that fits: one each) */
@@ -108,7 +93,8 @@ static void share_run(struct merge_share *sh, cl_command_queue rq)
     sh->c.build_ns += vast_now_ns() - t0;
     cl_int err;
     struct vast_pool *pool = vast_device_pool(sh->dev, &err);
-    if (tk == NULL || pool == NULL || pool->page_size != m->page_size || pool->nchunks > TRANSLATE_MAX_POOL_CHUNKS) {
+    if (tk == NULL || pool == NULL || pool->page_size != m->page_size || pool->nframes < m->nframes ||
+        pool->nchunks > TRANSLATE_MAX_POOL_CHUNKS) {
         vast_info("kernel '%s': %s takes no partition of the merged launch", cmd.kernel->name, sh->dev->name);
         share_ready(m);
         return;
@@ -263,8 +249,8 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         err = vast_paged_run(&r, parts, nparts);
     } else if (err == CL_SUCCESS) {
         struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,
-                              .total_groups = r.total_groups, .page_size = pool->page_size, .parts = parts,
-                              .nparts = nparts, .fixed = fits};
+                              .total_groups = r.total_groups, .page_size = pool->page_size,
+                              .nframes = pool->nframes, .parts = parts, .nparts = nparts, .fixed = fits};
         err = dispatch(&m, &r);
     }
     vast_partitions_free(parts, nparts);

@@ -618,16 +618,6 @@ static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct f
     return err == CL_SUCCESS && split ? push_split(r, st, f->p) : err;
 }
 
-/* The partitions run in order; a split one is replaced by its halves (a stack in front).
- * While partition i runs, partition i+1's pages are prefetched. A kernel safe to re-execute
- * has partition i+1 pinned and enqueued before i is waited for (the plan makes consecutive
- * partitions fit together; when they do not, i lands first), on the device lane's second
- * queue (slot 1; slot 0 on the launch's): i+1's work-groups start while i's last ones drain,
- * as the work-groups of one NDRange may. Measured on the H200 (MatrixMul, 33 partitions):
- * 0.15 ms of idle device between partitions when i+1 waited for the host, 0.03 ms once
- * enqueued behind i, and a kernel in 32 slabs on one queue at 1.19x its whole-range time
- * (each kernel's tail: its last wave drains alone). A kernel that needs its writable pages
- * snapshotted runs one partition at a time, on one queue. */
 /* The planned partitions as a run takes them: in order, or (r->claim: one member device's
  * share of a merged device's launch, merge.c) claimed one at a time from the launch's shared
  * plan, the next one when it is prefetched. The last four taken, for dropping their sets. */
@@ -657,6 +647,16 @@ static struct vast_partition *planned_take(struct vast_paged *r, struct planned 
     return p;
 }
 
+/* The partitions run in order; a split one is replaced by its halves (a stack in front).
+ * While partition i runs, partition i+1's pages are prefetched. A kernel safe to re-execute
+ * has partition i+1 pinned and enqueued before i is waited for (the plan makes consecutive
+ * partitions fit together; when they do not, i lands first), on the device lane's second
+ * queue (slot 1; slot 0 on the launch's): i+1's work-groups start while i's last ones drain,
+ * as the work-groups of one NDRange may. Measured on the H200 (MatrixMul, 33 partitions):
+ * 0.15 ms of idle device between partitions when i+1 waited for the host, 0.03 ms once
+ * enqueued behind i, and a kernel in 32 slabs on one queue at 1.19x its whole-range time
+ * (each kernel's tail: its last wave drains alone). A kernel that needs its writable pages
+ * snapshotted runs one partition at a time, on one queue. */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
     struct run_stack st = {.depth = 0};
