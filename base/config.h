@@ -38,6 +38,8 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
       "write-backs run beside loads (both link directions), in windows of this size; 0: write-backs then loads") \
     X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
       "run the paged kernel even where direct mode would do (testing and measuring)")             \
+    X(BOOL, merge_devices, "VAST_MERGE_DEVICES", "0",                                             \
+      "show every device of a real platform as one virtual device whose launches run on all of them") \
     X(INSPECT, inspect, "VAST_INSPECT", "auto",                                                    \
       "how partitioned launches find page sets: auto (on the host where the kernel's accesses are affine, "  \
       "else the inspector kernel), device (always the inspector), check (both; a host set missing a page "  \

@@ -36,10 +36,17 @@ int main(int argc, char **argv)
         printf("  %s  OpenCL %u.%u  %s\n", backends[i].name, backends[i].version / 10, backends[i].version % 10,
                backends[i].library);
     cl_device_id *devices;
-    size_t nd = vast_platform_devices(&devices);
-    printf("\nVirtual devices of the VAST platform (%zu):\n", nd);
+    size_t nd = vast_platform_devices(&devices), shown = 0;
     for (size_t i = 0; i < nd; i++)
+        shown += devices[i]->merged_into == NULL;
+    printf("\nVirtual devices of the VAST platform (%zu):\n", shown);
+    for (size_t i = 0; i < nd; i++) {
+        if (devices[i]->merged_into != NULL) /* VAST_MERGE_DEVICES: listed under its merged device */
+            continue;
         print_device(devices[i]);
+        for (cl_uint k = 0; k < devices[i]->num_members; k++)
+            printf("    runs launches on: %s\n", devices[i]->members[k]->name);
+    }
     if (nd == 0)
         printf("  none: the VAST platform is hidden (see VAST_BACKEND, OCL_ICD_VENDORS, /etc/OpenCL/vendors)\n");
     return 0;

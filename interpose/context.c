@@ -27,6 +27,8 @@ static void context_destroy(struct vast_object *obj)
     for (cl_uint i = 0; i < c->num_devices; i++)
         if (!c->devices[i]->is_root)
             VAST_RELEASE(c->devices[i]);
+    if (c->members != c->devices)
+        free(c->members);
     free(c->devices);
     free(c->properties);
     /* Everything is released: callbacks run last-registered first (the specification's order). */
@@ -68,6 +70,31 @@ static cl_int context_properties(const cl_context_properties *props, cl_context 
     return CL_SUCCESS;
 }
 
+/* The devices whose page caches hold the context's buffers: a merged device's members in its
+ * place (each device once; the members of a merged device are never listed themselves). */
+static cl_int context_members(cl_context c)
+{
+    cl_uint n = 0;
+    for (cl_uint i = 0; i < c->num_devices; i++)
+        n += c->devices[i]->num_members > 1 ? c->devices[i]->num_members : 1;
+    c->members = c->devices;
+    c->num_members = c->num_devices;
+    if (n == c->num_devices)
+        return CL_SUCCESS;
+    cl_device_id *m = malloc(n * sizeof *m);
+    VAST_RETURN_IF(m == NULL, CL_OUT_OF_HOST_MEMORY, "member list");
+    cl_uint k = 0;
+    for (cl_uint i = 0; i < c->num_devices; i++)
+        if (c->devices[i]->num_members > 1)
+            for (cl_uint j = 0; j < c->devices[i]->num_members; j++)
+                m[k++] = c->devices[i]->members[j];
+        else
+            m[k++] = c->devices[i];
+    c->members = m;
+    c->num_members = k;
+    return CL_SUCCESS;
+}
+
 static cl_int context_devices(cl_context c, cl_uint num_devices, const cl_device_id *devices)
 {
     VAST_RETURN_IF(devices == NULL || num_devices == 0, CL_INVALID_VALUE, "no devices");
@@ -89,7 +116,7 @@ static cl_int context_devices(cl_context c, cl_uint num_devices, const cl_device
         if (!devices[i]->is_root)
             VAST_RETAIN(devices[i]);
     }
-    return CL_SUCCESS;
+    return context_members(c);
 }
 
 /*

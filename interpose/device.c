@@ -43,6 +43,17 @@ void vast_device_init_root(struct _cl_device_id *dev, struct vast_backend *be, c
     device_set_name(dev);
 }
 
+void vast_device_merge(struct _cl_device_id *dev, struct _cl_device_id **members, cl_uint n)
+{
+    dev->members = members;
+    dev->num_members = n;
+    for (cl_uint i = 1; i < n; i++)
+        members[i]->merged_into = dev;
+    char real_name[sizeof dev->name - 16];
+    snprintf(real_name, sizeof real_name, "%s", dev->name + strlen("VAST: "));
+    snprintf(dev->name, sizeof dev->name, "VAST: %u x %s", n % 1000, real_name);
+}
+
 void *vast_real_device_info(struct vast_backend *be, cl_device_id real, cl_device_info param, size_t *size)
 {
     *size = 0;
@@ -89,6 +100,8 @@ cl_int vast_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, 
     size_t n = vast_platform_devices(&roots);
     cl_uint found = 0;
     for (size_t i = 0; i < n; i++) {
+        if (roots[i]->merged_into != NULL) /* runs the merged device's launches only */
+            continue;
         bool match = device_type == CL_DEVICE_TYPE_ALL || (roots[i]->type & device_type) != 0 ||
                      (device_type == CL_DEVICE_TYPE_DEFAULT && i == 0);
         if (match && devices != NULL && found < num_entries)
@@ -199,6 +212,18 @@ cl_int vast_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size
             cl_bitfield none = 0;
             size_t bytes = param_name == CL_DEVICE_MAX_ON_DEVICE_QUEUES ? sizeof(cl_uint) : sizeof none;
             return vast_info_answer(&none, bytes, param_value_size, param_value, param_value_size_ret);
+        }
+        __attribute__((fallthrough));
+    case CL_DEVICE_MAX_COMPUTE_UNITS:
+        if (device->num_members > 1) { /* a merged device: its members' together */
+            cl_uint sum = 0, units;
+            for (cl_uint i = 0; i < device->num_members; i++) {
+                const struct _cl_icd_dispatch *d = device->members[i]->backend->dispatch;
+                if (d->clGetDeviceInfo(device->members[i]->real, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units,
+                                       NULL) == CL_SUCCESS)
+                    sum += units;
+            }
+            return vast_info_answer(&sum, sizeof sum, param_value_size, param_value, param_value_size_ret);
         }
         __attribute__((fallthrough));
     default:

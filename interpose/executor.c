@@ -94,6 +94,7 @@ struct vast_vcmd {
     _Atomic cl_uint pending; /* dependencies not complete, plus the submitter's hold */
     _Atomic bool failed;     /* a wait-list event failed */
     bool submitted;          /* counted in its queue's `submitted` */
+    bool job;                /* a struct lane_job (vast_executor_job) */
 };
 
 struct cmd_list {
@@ -122,6 +123,8 @@ struct worker {
     struct vast_executor *ex;
     int list;
 };
+
+static struct vast_executor *executor_get(cl_device_id dev, cl_int *err);
 
 static void list_put(struct vast_executor *ex, int which, struct vast_vcmd *c)
 {
@@ -217,6 +220,41 @@ static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
     atomic_fetch_sub(&c->ex->pending, 1);
 }
 
+/* A job of a merged device's launch on a member's device lane (vast_executor_job): no event,
+ * no queue; the lane's exclusion as for a launch of the device. */
+struct lane_job {
+    struct vast_vcmd c; /* c.job set */
+    void (*fn)(void *arg, cl_command_queue lane);
+    void *arg;
+};
+
+static void job_run(struct vast_vcmd *c, cl_command_queue queue)
+{
+    struct lane_job *j = (struct lane_job *)c;
+    pthread_rwlock_wrlock(&c->ex->exclusive);
+    j->fn(j->arg, queue);
+    pthread_rwlock_unlock(&c->ex->exclusive);
+    atomic_fetch_sub(&c->ex->pending, 1);
+    free(j);
+}
+
+cl_int vast_executor_job(cl_device_id dev, void (*fn)(void *arg, cl_command_queue lane), void *arg)
+{
+    cl_int err;
+    struct vast_executor *ex = executor_get(dev, &err);
+    if (ex == NULL)
+        return err;
+    struct lane_job *j = calloc(1, sizeof *j);
+    VAST_RETURN_IF(j == NULL, CL_OUT_OF_HOST_MEMORY, "a device lane job");
+    j->c.ex = ex;
+    j->c.job = true;
+    j->fn = fn;
+    j->arg = arg;
+    atomic_fetch_add(&ex->pending, 1);
+    list_put(ex, VAST_LANE_DEVICE, &j->c);
+    return CL_SUCCESS;
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -225,6 +263,10 @@ static void *worker_main(void *arg)
     free(w);
     for (;;) {
         struct vast_vcmd *c = list_take(ex, which);
+        if (c->job) {
+            job_run(c, ex->queue);
+            continue;
+        }
         if (which == REAPER) {
             cmd_destroy(c);
             continue;

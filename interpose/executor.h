@@ -62,6 +62,12 @@ void vast_queue_reaped(cl_command_queue q);
 /* Runs fn(arg) on the executor's reaper thread: releasing VAST objects there, never in a
  * driver callback (file comment of executor.c). Without memory, runs it in the caller. */
 void vast_executor_defer(cl_device_id dev, void (*fn)(void *), void *arg);
+/* Runs fn(arg, lane) on dev's device lane thread, after the lane's commands before it, with
+ * the device's launches excluded (ex->exclusive for writing), as a launch of dev would run;
+ * returns at once. The lane's real queue is `lane`. merge.c: a merged device's launch running
+ * its partitions on a member device (fn signals its end itself). */
+cl_int vast_executor_job(cl_device_id dev, void (*fn)(void *arg, cl_command_queue lane), void *arg);
+
 /* kernel.c: a captured launch (launch.h) as a command of the device lane. */
 extern const struct vast_vcmd_ops vast_launch_ops;
 

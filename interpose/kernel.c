@@ -213,7 +213,14 @@ cl_int vast_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t 
 #define CHECK_OPTIONAL_DEVICE(device)                                                             \
     VAST_RETURN_IF(device != NULL && !vast_object_is(device, VAST_MAGIC_DEVICE), CL_INVALID_DEVICE, \
                    "device %p is not a VAST device", (void *)device)
-#define REAL_DEVICE(device) ((device) ? (device)->real : NULL)
+/* NULL names the program's one device: the context's when it has one (its real program, on the
+ * backend's shared real context, lists every device of that context). */
+static cl_device_id real_device(cl_kernel kernel, cl_device_id device)
+{
+    cl_context c = kernel->program->context;
+    return device != NULL ? device->real : c->num_devices == 1 ? c->devices[0]->real : NULL;
+}
+#define REAL_DEVICE(device) real_device(kernel, device)
 
 cl_int vast_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name,
                                      size_t param_value_size, void *param_value, size_t *param_value_size_ret)

@@ -269,6 +269,7 @@ cl_int vast_launch_capture(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
     struct vast_launch_cmd *cmd = calloc(1, sizeof *cmd);
     VAST_RETURN_IF(cmd == NULL, CL_OUT_OF_HOST_MEMORY, "launch");
     cmd->queue = q;
+    cmd->dev = q->device;
     cmd->kernel = k;
     VAST_RETAIN(q);
     VAST_RETAIN(k);
@@ -702,6 +703,12 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     if (err != CL_SUCCESS)
         return err;
     bool force = vast_config_get()->force_paged, ran = false;
+    if (cmd->queue->device->num_members > 1) { /* a merged device: every member takes partitions */
+        const char *why = NULL;
+        const struct translate_kernel *tk = paged_meta(cmd, pool, &why, c);
+        if (tk != NULL && ((err = vast_merge_run(cmd, rq, pool, tk, total, mode, c, &ran)) != CL_SUCCESS || ran))
+            return err;
+    }
     if (total <= pool->nframes && !force) {
         *mode = VAST_MODE_DIRECT;
         err = try_direct(cmd, rq, pool, &ran, c);
@@ -876,7 +883,7 @@ static void fast_release(struct vast_onqueue_item *it) { fast_free((struct fast_
 static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool)
 {
     if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args ||
-        cmd->queue->context->num_devices != 1 || !vast_onqueue_ready(cmd->queue->device) ||
+        cmd->queue->context->num_members != 1 || !vast_onqueue_ready(cmd->queue->device) ||
         !vast_queue_waits_done(cmd->queue))
         return false;
     size_t total = 0;

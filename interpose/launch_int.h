@@ -52,6 +52,8 @@ struct launch_shape {
 
 struct vast_launch_cmd {
     cl_command_queue queue; /* retained */
+    cl_device_id dev;       /* the root device that runs it: the queue's, or a member of a
+                               merged device running its share (merge.c) */
     cl_kernel kernel;       /* retained */
     struct launch_shape sh;
     cl_uint num_args;
@@ -108,6 +110,10 @@ struct vast_paged {
     bool cover_any[3];
     int cover_rule;                   /* cover.c: 0 not decided, 1 the kernel may, -1 it may not */
     uint8_t *cover_arg;               /* per r->va: the buffer may be overwritten whole */
+    /* A merged device's share (merge.c): vast_paged_run takes its partitions from claim (the
+     * next one of the launch's plan no member took yet, or NULL) instead of its list. */
+    struct vast_partition *(*claim)(void *ctx, bool ahead); /* ahead: for the prefetch */
+    void *claim_ctx;
     struct vast_launch_counters c;
 };
 
@@ -156,12 +162,20 @@ cl_int vast_paged_enqueue(const struct vast_paged *r, cl_command_queue q, cl_ker
  * with a log line when over the bound), the inspector its own and the paged kernel's. */
 cl_int vast_paged_set_iters(struct vast_paged *r, cl_kernel real, bool inspector, uint64_t first, uint64_t end);
 
+/* merge.c: a launch of a merged device (VAST_MERGE_DEVICES) on every member device: planned
+ * as on one, its partitions claimed by the members as each finishes one. *ran false (nothing
+ * done): the launch runs on the merged device alone, as on one device. */
+cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                      const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
+                      struct vast_launch_counters *c, bool *ran);
+
 /* pipeline.c: the partitions of a plan run in order, pipelined, with faults and retries. */
 /* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
  * (vast_now_ns()); false, leaving *t0 and *t1 alone, when the queue does not profile. */
 bool vast_kernel_span(const struct _cl_icd_dispatch *d, cl_event kev, uint64_t enqueued, uint64_t *t0, uint64_t *t1);
 /* Run the partitions in order, pipelined: while partition i runs, partition i+1's pages load,
- * and (kernels safe to re-execute) partition i+1 is enqueued behind it. */
+ * and (kernels safe to re-execute) partition i+1 is enqueued behind it. With r->claim set,
+ * parts is ignored: the partitions come from the claim function (merge.c). */
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts);
 
 /* pas.c: page accessed sets, from the inspector kernel or the host's affine evaluation.

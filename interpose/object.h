@@ -85,6 +85,13 @@ struct _cl_device_id {
     cl_command_queue pool_queue; /* real in-order queue of the shared context */
     struct vast_executor *executor; /* runs virtual commands (root devices; executor.c) */
     struct vast_onqueue *_Atomic onqueue; /* kernels on applications' queues (root devices; onqueue.c) */
+    /* VAST_MERGE_DEVICES (platform.c, merge.c): the merged device lists the root devices it
+     * runs launches on, itself first; each other one is hidden from clGetDeviceIDs and names
+     * the merged device in merged_into. Set once at start-up. */
+    struct _cl_device_id **members;
+    cl_uint num_members;
+    struct _cl_device_id *merged_into;
+    _Atomic unsigned long merged_launches, merged_partitions; /* run here for a merged device */
 };
 
 struct vast_context_destructor;
@@ -95,6 +102,10 @@ struct _cl_context {
     struct vast_backend *backend;
     cl_uint num_devices;
     cl_device_id *devices; /* VAST devices, retained */
+    /* The devices whose page caches hold views of the context's buffers (vbuf.c): `devices`
+     * with each merged device replaced by its members (the same array when none is merged). */
+    cl_uint num_members;
+    cl_device_id *members;
     cl_context_properties *properties; /* as the application gave them (VAST platform) */
     size_t properties_size;            /* bytes, 0 when none were given */
     bool virtual_buffers; /* on the backend's shared real context: buffers are virtual */

@@ -130,7 +130,7 @@ static cl_int layout(struct vast_paged *r)
         struct vast_varg *a = &r->va[r->nva++];
         a->index = i;
         a->m = m;
-        a->pc = vast_mem_pc(m, cmd->queue->device);
+        a->pc = vast_mem_pc(m, cmd->dev);
         if (pagecache_page_range(a->pc, 0, m->size, &a->first, &a->count) != 0)
             return CL_INVALID_MEM_OBJECT;
         a->va_page = cursor;
@@ -183,7 +183,7 @@ cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel)
             err = r->d->clSetKernelArg(kernel, i, sizeof(cl_ulong), &r->arg_va[i]);
         } else if (a->vbuf != NULL) {
             if (r->arg_const[i] == NULL) {
-                struct vast_pc_buffer *pc = vast_mem_pc(a->vbuf, cmd->queue->device);
+                struct vast_pc_buffer *pc = vast_mem_pc(a->vbuf, cmd->dev);
                 int st = pagecache_flush_range(pc, 0, a->vbuf->size);
                 VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "flush of a __constant argument");
                 r->arg_const[i] = real_buffer(r, a->vbuf->size, pagecache_buffer_host(pc), &err);
@@ -238,7 +238,7 @@ static cl_int open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_co
     r->cmd = cmd;
     r->rq = rq;
     r->sq[0] = r->sq[1] = rq;
-    r->dev = cmd->queue->device;
+    r->dev = cmd->dev;
     r->d = cmd->queue->context->backend->dispatch;
     r->pool = pool;
     r->tk = tk;

@@ -186,7 +186,7 @@ static int run_flush(struct vast_paged *r, struct vast_varg *a, size_t start, si
     cl_mem root = vast_mem_root(a->m);
     size_t lo, hi;
     root_bytes(r, root, a->first + start, len, &lo, &hi);
-    return pagecache_flush_range(vast_mem_pc(root, r->cmd->queue->device), lo, hi - lo);
+    return pagecache_flush_range(vast_mem_pc(root, r->cmd->dev), lo, hi - lo);
 }
 
 /* Rewrite the frames of writable pages from the backing store (flushed before the run). */
@@ -196,7 +196,7 @@ static int run_restore(struct vast_paged *r, struct vast_varg *a, size_t start, 
     if (!a->writable)
         return 0;
     cl_mem root = vast_mem_root(a->m);
-    const uint8_t *host = pagecache_buffer_host(vast_mem_pc(root, r->cmd->queue->device));
+    const uint8_t *host = pagecache_buffer_host(vast_mem_pc(root, r->cmd->dev));
     for (size_t p = 0; p < len; p++) {
         uint32_t e = lpt[a->va_page + start + p];
         size_t lo, hi;
@@ -665,6 +665,35 @@ static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct f
     return err == CL_SUCCESS && split ? push_split(r, st, f->p) : err;
 }
 
+/* The planned partitions as a run takes them: in order, or (r->claim: one member device's
+ * share of a merged device's launch, merge.c) claimed one at a time from the launch's shared
+ * plan, the next one when it is prefetched. The last four taken, for dropping their sets. */
+struct planned {
+    struct vast_partition *parts;
+    size_t nparts, next;
+    struct vast_partition *ahead; /* claimed for the prefetch, not taken yet */
+    struct vast_partition *taken[4];
+    size_t ntaken;
+};
+
+static struct vast_partition *planned_peek(struct vast_paged *r, struct planned *pl, bool ahead)
+{
+    if (pl->ahead == NULL)
+        pl->ahead = r->claim != NULL         ? r->claim(r->claim_ctx, ahead)
+                    : pl->next < pl->nparts ? &pl->parts[pl->next++]
+                                            : NULL;
+    return pl->ahead;
+}
+
+static struct vast_partition *planned_take(struct vast_paged *r, struct planned *pl)
+{
+    struct vast_partition *p = planned_peek(r, pl, false);
+    pl->ahead = NULL;
+    if (p != NULL)
+        pl->taken[pl->ntaken++ & 3] = p;
+    return p;
+}
+
 /* The partitions run in order; a split one is replaced by its halves (a stack in front).
  * While partition i runs, partition i+1's pages are prefetched. A kernel safe to re-execute
  * has partition i+1 pinned and enqueued before i is waited for (the plan makes consecutive
@@ -678,7 +707,7 @@ static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct f
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
     struct run_stack st = {.depth = 0};
-    size_t next_planned = 0;
+    struct planned pl = {.parts = parts, .nparts = nparts};
     cl_int err = CL_SUCCESS;
     bool pipe = !r->needs_restore && !r->sequential;
     cl_command_queue q2 = pipe ? vast_executor_queue2(r->dev) : NULL;
@@ -686,9 +715,8 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
         r->sq[1] = q2;
     struct flight prev = {0}; /* prev.p != NULL: in flight, not yet waited for */
     while (err == CL_SUCCESS) {
-        struct vast_partition *p = st.depth            ? st.stack[--st.depth]
-                                   : next_planned < nparts ? &parts[next_planned++]
-                                                           : NULL;
+        bool from_plan = st.depth == 0;
+        struct vast_partition *p = st.depth ? st.stack[--st.depth] : planned_take(r, &pl);
         if (p == NULL && prev.p == NULL)
             break;
         /* Planned sets are packed (partition.c): p's is unpacked for its run, and the one three
@@ -696,8 +724,8 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
          * holds at most four bytemaps however many partitions its plan has. */
         if (p != NULL && (err = vast_partition_unpack(p, r->pages)) != CL_SUCCESS)
             continue;
-        if (next_planned >= 4 && p == &parts[next_planned - 1])
-            vast_partition_drop_set(&parts[next_planned - 4]);
+        if (p != NULL && from_plan && pl.ntaken >= 4)
+            vast_partition_drop_set(pl.taken[(pl.ntaken - 4) & 3]);
         if (p == NULL) { /* the last one lands; when it splits, its halves run next */
             err = land_or_split(r, &st, &prev);
             prev.p = NULL;
@@ -729,9 +757,7 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
             prev.p = NULL;
         }
         if (!cur_landed) {
-            struct vast_partition *next = st.depth               ? st.stack[st.depth - 1]
-                                          : next_planned < nparts ? &parts[next_planned]
-                                                                  : NULL;
+            struct vast_partition *next = st.depth ? st.stack[st.depth - 1] : planned_peek(r, &pl, true);
             if (next != NULL && vast_partition_unpack(next, r->pages) == CL_SUCCESS)
                 prefetch_set(r, next);
             if (pipe)

@@ -6,6 +6,7 @@
  */
 #include "platform.h"
 
+#include "../base/config.h"
 #include "api.h"
 #include "check.h"
 
@@ -18,6 +19,28 @@ static size_t num_root_devices;
 static unsigned platform_version = 30;
 
 void vast_device_init_root(struct _cl_device_id *dev, struct vast_backend *be, cl_device_id real);
+
+void vast_device_merge(struct _cl_device_id *dev, struct _cl_device_id **members, cl_uint n);
+
+/* VAST_MERGE_DEVICES: the root devices of each real platform become one virtual device, the
+ * first of them, which runs launches on all (merge.c); the others are hidden. */
+static void merge_devices(void)
+{
+    for (size_t i = 0; i < num_root_devices; i++) {
+        if (root_devices[i]->merged_into != NULL || root_devices[i]->members != NULL)
+            continue;
+        struct _cl_device_id **members = calloc(num_root_devices, sizeof *members);
+        cl_uint n = 0;
+        for (size_t j = i; members != NULL && j < num_root_devices; j++)
+            if (root_devices[j]->backend == root_devices[i]->backend)
+                members[n++] = root_devices[j];
+        if (n < 2) {
+            free(members);
+            continue;
+        }
+        vast_device_merge(root_devices[i], members, n);
+    }
+}
 
 void vast_platform_setup(struct vast_backend *backends, size_t num_backends,
                          const struct vast_real_device *devices, size_t num_devices)
@@ -35,6 +58,8 @@ void vast_platform_setup(struct vast_backend *backends, size_t num_backends,
         if (devices[i].backend->version < platform_version)
             platform_version = devices[i].backend->version;
     }
+    if (vast_config_get()->merge_devices)
+        merge_devices();
 }
 
 cl_platform_id vast_platform_get(void) { return num_root_devices > 0 ? &the_platform : NULL; }

@@ -401,9 +401,21 @@ static cl_int real_binary_sizes(const struct _cl_icd_dispatch *d, cl_program rea
     return err;
 }
 
+/* Whether the real device is one of the program's: a device of its context (the real program
+ * of a context on the backend's shared real context lists every device of that context; a
+ * merged device's members are not the application's devices). */
+static bool real_of_context(cl_program p, cl_device_id real)
+{
+    for (cl_uint i = 0; i < p->context->num_devices; i++)
+        if (p->context->devices[i]->real == real)
+            return true;
+    return false;
+}
+
 /* The containers' fields but the real binary, per device: identity, source and options. */
 struct binary_fields {
-    cl_uint n;
+    cl_uint n, n_real; /* the program's devices; the real program's */
+    cl_uint *at;       /* per device of the program: its index among the real program's */
     cl_device_id *devs;
     size_t *real_sizes, *sizes; /* the real driver's, and the containers' (0 where it has none) */
     char **ids, *source, *options;
@@ -414,6 +426,7 @@ static void binary_fields_free(struct binary_fields *f)
     for (cl_uint i = 0; f->ids != NULL && i < f->n; i++)
         free(f->ids[i]);
     free(f->ids);
+    free(f->at);
     free(f->devs);
     free(f->real_sizes);
     free(f->sizes);
@@ -431,7 +444,16 @@ static cl_int binary_fields_get(cl_program p, cl_program real, struct binary_fie
 {
     struct vast_backend *be = p->context->backend;
     memset(f, 0, sizeof *f);
-    cl_int err = real_binary_sizes(be->dispatch, real, &f->n, &f->devs, &f->real_sizes);
+    cl_int err = real_binary_sizes(be->dispatch, real, &f->n_real, &f->devs, &f->real_sizes);
+    f->at = err == CL_SUCCESS ? calloc(f->n_real ? f->n_real : 1, sizeof *f->at) : NULL;
+    if (err == CL_SUCCESS && f->at == NULL)
+        err = CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < f->n_real; i++)
+        if (real_of_context(p, f->devs[i])) {
+            f->devs[f->n] = f->devs[i];
+            f->real_sizes[f->n] = f->real_sizes[i];
+            f->at[f->n++] = i;
+        }
     f->ids = err == CL_SUCCESS ? calloc(f->n ? f->n : 1, sizeof *f->ids) : NULL;
     f->sizes = err == CL_SUCCESS ? calloc(f->n ? f->n : 1, sizeof *f->sizes) : NULL;
     if (err == CL_SUCCESS && (f->ids == NULL || f->sizes == NULL))
@@ -457,19 +479,19 @@ static cl_int binary_fields_get(cl_program p, cl_program real, struct binary_fie
 static cl_int binaries_answer(cl_program real, const struct _cl_icd_dispatch *d, const struct binary_fields *f,
                               unsigned char **out)
 {
-    unsigned char **tmp = calloc(f->n ? f->n : 1, sizeof *tmp);
+    unsigned char **tmp = calloc(f->n_real ? f->n_real : 1, sizeof *tmp);
     cl_int err = tmp != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
     for (cl_uint i = 0; err == CL_SUCCESS && i < f->n; i++)
-        if (out[i] != NULL && f->real_sizes[i] > 0 && (tmp[i] = malloc(f->real_sizes[i])) == NULL)
+        if (out[i] != NULL && f->real_sizes[i] > 0 && (tmp[f->at[i]] = malloc(f->real_sizes[i])) == NULL)
             err = CL_OUT_OF_HOST_MEMORY;
     if (err == CL_SUCCESS)
-        err = d->clGetProgramInfo(real, CL_PROGRAM_BINARIES, f->n * sizeof *tmp, tmp, NULL);
+        err = d->clGetProgramInfo(real, CL_PROGRAM_BINARIES, f->n_real * sizeof *tmp, tmp, NULL);
     for (cl_uint i = 0; err == CL_SUCCESS && i < f->n; i++) {
-        struct vast_progbin pb = binary_of(f, i, tmp[i]);
-        if (tmp[i] != NULL)
+        struct vast_progbin pb = binary_of(f, i, tmp[f->at[i]]);
+        if (tmp[f->at[i]] != NULL)
             vast_progbin_pack(&pb, out[i]);
     }
-    for (cl_uint i = 0; tmp != NULL && i < f->n; i++)
+    for (cl_uint i = 0; tmp != NULL && i < f->n_real; i++)
         free(tmp[i]);
     free(tmp);
     return err;
@@ -494,6 +516,29 @@ static cl_int binary_info(cl_program p, cl_program real, cl_program_info name, s
     return err;
 }
 
+/* CL_PROGRAM_DEVICES and CL_PROGRAM_NUM_DEVICES: the real program's devices that are devices of
+ * the program's context (real_of_context), as VAST devices. */
+static cl_int devices_info(cl_program p, cl_program real, cl_program_info name, size_t size, void *value,
+                           size_t *size_ret)
+{
+    struct binary_fields f = {0};
+    const struct _cl_icd_dispatch *d = p->context->backend->dispatch;
+    cl_int err = d->clGetProgramInfo(real, CL_PROGRAM_NUM_DEVICES, sizeof f.n_real, &f.n_real, NULL);
+    f.devs = err == CL_SUCCESS ? calloc(f.n_real ? f.n_real : 1, sizeof *f.devs) : NULL;
+    if (err == CL_SUCCESS && f.devs == NULL)
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = d->clGetProgramInfo(real, CL_PROGRAM_DEVICES, f.n_real * sizeof *f.devs, f.devs, NULL);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < f.n_real; i++)
+        if (real_of_context(p, f.devs[i]))
+            f.devs[f.n++] = vast_device_from_real(f.devs[i]);
+    if (err == CL_SUCCESS)
+        err = name == CL_PROGRAM_NUM_DEVICES ? vast_info_answer(&f.n, sizeof f.n, size, value, size_ret)
+                                             : vast_info_answer(f.devs, f.n * sizeof *f.devs, size, value, size_ret);
+    free(f.devs);
+    return err;
+}
+
 cl_int vast_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size,
                              void *param_value, size_t *param_value_size_ret)
 {
@@ -508,13 +553,9 @@ cl_int vast_clGetProgramInfo(cl_program program, cl_program_info param_name, siz
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clGetProgramInfo");
     if (param_name == CL_PROGRAM_BINARY_SIZES || param_name == CL_PROGRAM_BINARIES)
         return binary_info(program, real, param_name, param_value_size, param_value, param_value_size_ret);
-    cl_int err = fn(real, param_name, param_value_size, param_value, param_value_size_ret);
-    if (err == CL_SUCCESS && param_name == CL_PROGRAM_DEVICES && param_value != NULL) {
-        cl_device_id *devices = param_value;
-        for (size_t i = 0; i < param_value_size / sizeof(cl_device_id); i++)
-            devices[i] = vast_device_from_real(devices[i]);
-    }
-    return err;
+    if (param_name == CL_PROGRAM_DEVICES || param_name == CL_PROGRAM_NUM_DEVICES)
+        return devices_info(program, real, param_name, param_value_size, param_value, param_value_size_ret);
+    return fn(real, param_name, param_value_size, param_value, param_value_size_ret);
 }
 
 cl_int vast_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name,

@@ -35,6 +35,24 @@ static void register_atexit(void)
 
 void vast_stats_start(void) { pthread_once(&atexit_once, register_atexit); }
 
+void vast_stats_add(struct vast_launch_counters *t, const struct vast_launch_counters *c)
+{
+    t->partitions += c->partitions;
+    t->faults += c->faults;
+    t->retries += c->retries;
+    t->host_plans += c->host_plans;
+    t->on_queue += c->on_queue;
+    t->h2d_bytes += c->h2d_bytes;
+    t->d2h_bytes += c->d2h_bytes;
+    t->spill_bytes += c->spill_bytes;
+    t->build_ns += c->build_ns;
+    t->inspector_ns += c->inspector_ns;
+    t->plan_ns += c->plan_ns;
+    t->transfer_ns += c->transfer_ns;
+    t->kernel_ns += c->kernel_ns;
+    t->total_ns += c->total_ns;
+}
+
 void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const struct vast_launch_counters *c)
 {
     vast_stats_start();
@@ -50,20 +68,7 @@ void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const str
     if (k != NULL) {
         struct vast_launch_counters *t = &k->sum[mode];
         k->launches[mode]++;
-        t->partitions += c->partitions;
-        t->faults += c->faults;
-        t->retries += c->retries;
-        t->host_plans += c->host_plans;
-        t->on_queue += c->on_queue;
-        t->h2d_bytes += c->h2d_bytes;
-        t->d2h_bytes += c->d2h_bytes;
-        t->spill_bytes += c->spill_bytes;
-        t->build_ns += c->build_ns;
-        t->inspector_ns += c->inspector_ns;
-        t->plan_ns += c->plan_ns;
-        t->transfer_ns += c->transfer_ns;
-        t->kernel_ns += c->kernel_ns;
-        t->total_ns += c->total_ns;
+        vast_stats_add(t, c);
     }
     pthread_mutex_unlock(&stats_lock);
 }
@@ -95,6 +100,10 @@ void vast_stats_print(void)
     cl_device_id *devices;
     size_t n = vast_platform_devices(&devices);
     for (size_t i = 0; i < n; i++) {
+        if (devices[i]->merged_into != NULL || devices[i]->num_members > 1)
+            fprintf(stderr, "vast: stats: merged_member=\"%s\" of=\"%s\" launches=%lu partitions=%lu\n",
+                    devices[i]->name, devices[i]->merged_into ? devices[i]->merged_into->name : devices[i]->name,
+                    atomic_load(&devices[i]->merged_launches), atomic_load(&devices[i]->merged_partitions));
         if (devices[i]->pool == NULL)
             continue;
         struct vast_pool_stats s;

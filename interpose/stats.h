@@ -26,6 +26,9 @@ struct vast_launch_counters {
 /* Arrange the print at exit when VAST_STATS=1 (idempotent). */
 void vast_stats_start(void);
 
+/* t += c, field by field. */
+void vast_stats_add(struct vast_launch_counters *t, const struct vast_launch_counters *c);
+
 void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const struct vast_launch_counters *c);
 
 /* Print now (vastinfo, tests); the atexit handler calls this when VAST_STATS=1. */

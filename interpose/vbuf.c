@@ -110,34 +110,34 @@ struct vast_pool *vast_device_pool(cl_device_id dev, cl_int *err)
 static cl_uint first_index(cl_context ctx, cl_uint i)
 {
     cl_uint j = 0;
-    while (ctx->devices[j] != ctx->devices[i])
+    while (ctx->members[j] != ctx->members[i])
         j++;
     return j;
 }
 
 struct vast_pc_buffer *vast_mem_pc(cl_mem m, cl_device_id dev)
 {
-    for (cl_uint i = 0; i < m->context->num_devices; i++)
-        if (m->context->devices[i] == dev)
+    for (cl_uint i = 0; i < m->context->num_members; i++)
+        if (m->context->members[i] == dev)
             return m->pcs[i];
     return m->pc;
 }
 
 static void views_release(cl_context ctx, struct vast_pc_buffer **pcs)
 {
-    for (cl_uint i = 0; pcs != NULL && i < ctx->num_devices; i++) {
+    for (cl_uint i = 0; pcs != NULL && i < ctx->num_members; i++) {
         if (pcs[i] == NULL || first_index(ctx, i) != i)
             continue;
         if (vast_config_get()->stats) { /* its traffic, before the page cache forgets it */
             uint64_t h2d, noload;
             pagecache_buffer_traffic(pcs[i], &h2d, &noload);
             fprintf(stderr, "vast: stats: buffer bytes=%zu device=\"%s\" h2d_bytes=%llu noload_bytes=%llu\n",
-                    pagecache_buffer_size(pcs[i]), ctx->devices[i]->name, (unsigned long long)h2d,
+                    pagecache_buffer_size(pcs[i]), ctx->members[i]->name, (unsigned long long)h2d,
                     (unsigned long long)noload);
         }
         int st = pagecache_release_buffer(pcs[i]);
         if (st != VAST_PC_OK)
-            vast_error("releasing a virtual buffer's pages on %s: %s", ctx->devices[i]->name,
+            vast_error("releasing a virtual buffer's pages on %s: %s", ctx->members[i]->name,
                        pagecache_status_string(st));
     }
     free(pcs);
@@ -147,18 +147,18 @@ static void views_release(cl_context ctx, struct vast_pc_buffer **pcs)
  * one group when there are several (pagecache/README.md "Several devices"). */
 static int views_create(cl_context ctx, struct vast_backing *backing, struct vast_pc_buffer ***out, cl_int *err)
 {
-    struct vast_pc_buffer **pcs = calloc(ctx->num_devices, sizeof *pcs);
-    struct vast_pc_buffer **distinct = calloc(ctx->num_devices, sizeof *distinct);
+    struct vast_pc_buffer **pcs = calloc(ctx->num_members, sizeof *pcs);
+    struct vast_pc_buffer **distinct = calloc(ctx->num_members, sizeof *distinct);
     size_t n = 0;
     int st = pcs && distinct ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     *err = CL_OUT_OF_HOST_MEMORY;
-    for (cl_uint i = 0; i < ctx->num_devices && st == VAST_PC_OK; i++) {
+    for (cl_uint i = 0; i < ctx->num_members && st == VAST_PC_OK; i++) {
         cl_uint j = first_index(ctx, i);
         if (j != i) {
             pcs[i] = pcs[j];
             continue;
         }
-        struct vast_pool *pool = vast_device_pool(ctx->devices[i], err);
+        struct vast_pool *pool = vast_device_pool(ctx->members[i], err);
         st = pool == NULL ? VAST_PC_ERR_DEVICE_MEMORY : pagecache_create_buffer(pool, backing, &pcs[i]);
         if (pool != NULL && st != VAST_PC_OK)
             *err = vast_pc_error(st);
@@ -297,9 +297,9 @@ cl_mem vast_vbuf_create_sub(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_
     cl_int err = sub_buffer_flags(buffer, &flags);
     VAST_RETURN_NULL_IF(err != CL_SUCCESS, err, errcode_ret, "flags");
     cl_context ctx = buffer->context;
-    struct vast_pc_buffer **pcs = calloc(ctx->num_devices, sizeof *pcs);
+    struct vast_pc_buffer **pcs = calloc(ctx->num_members, sizeof *pcs);
     int st = pcs ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
-    for (cl_uint i = 0; i < ctx->num_devices && st == VAST_PC_OK; i++)
+    for (cl_uint i = 0; i < ctx->num_members && st == VAST_PC_OK; i++)
         st = first_index(ctx, i) != i ? (pcs[i] = pcs[first_index(ctx, i)], VAST_PC_OK)
                                       : pagecache_create_sub_buffer(buffer->pcs[i], r->origin, r->size, &pcs[i]);
     if (st != VAST_PC_OK)
@@ -702,14 +702,14 @@ int vast_vbuf_pages(cl_mem m, size_t offset, size_t size, size_t *first, size_t 
 cl_int vast_vbuf_coherent(cl_mem m, cl_device_id dev, size_t offset, size_t size)
 {
     cl_context ctx = m->context;
-    if (ctx->num_devices < 2 || m->pcs == NULL)
+    if (ctx->num_members < 2 || m->pcs == NULL)
         return CL_SUCCESS;
     struct vast_pc_buffer *own = dev != NULL ? vast_mem_pc(m, dev) : m->pc;
-    for (cl_uint i = 0; i < ctx->num_devices; i++) {
+    for (cl_uint i = 0; i < ctx->num_members; i++) {
         if (first_index(ctx, i) != i || m->pcs[i] == own)
             continue;
         int st = pagecache_flush_range(m->pcs[i], offset, size);
-        VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "writing back %s's pages: %s", ctx->devices[i]->name,
+        VAST_RETURN_IF(st != VAST_PC_OK, vast_pc_error(st), "writing back %s's pages: %s", ctx->members[i]->name,
                        pagecache_status_string(st));
     }
     int st = dev != NULL ? pagecache_refresh_range(own, offset, size) : VAST_PC_OK;

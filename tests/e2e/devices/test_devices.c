@@ -33,6 +33,8 @@
 #endif
 #include <CL/cl.h>
 
+#include "devices_common.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,16 +59,6 @@ static const char *src =
     "}\n";
 
 static int failures;
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                                     \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fprintf(stderr, "\n");                                                                \
-            return -1;                                                                            \
-        }                                                                                         \
-    } while (0)
-#define OK(call) CHECK((err = (call)) == CL_SUCCESS, "%s = %d", #call, err)
 
 /* What one platform gives: the bytes read back and the codes recorded along the way. */
 struct outcome {
@@ -375,20 +367,6 @@ static int check_subdevices(cl_platform_id vast)
     err = clCreateSubDevices(dev, equally, 64, sub, &n);
     CHECK(err == CL_INVALID_VALUE, "clCreateSubDevices: %d, want CL_INVALID_VALUE", err);
     return 0;
-}
-
-static cl_platform_id find_platform(const char *name_part)
-{
-    cl_platform_id ps[8];
-    cl_uint n = 0;
-    clGetPlatformIDs(8, ps, &n);
-    for (cl_uint i = 0; i < n; i++) {
-        char name[256] = "";
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (strstr(name, name_part))
-            return ps[i];
-    }
-    return NULL;
 }
 
 static bool selected(const char *only, const char *name)

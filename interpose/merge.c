@@ -1,0 +1,262 @@
+/*
+ * merge.c: launches of a merged device (VAST_MERGE_DEVICES=1): the plan, made as on one device
+ * by the first member, dispatched over the member devices, each claiming the next partition
+ * nobody took as it starts one, in its own page cache and on its own device lane.
+ *
+ * Principal entry point: vast_merge_run (launch.c's execute, on the merged device's lane).
+ * Invariants: a partition runs on exactly one member; every member's views of the launch's
+ * buffers are coherent before any share starts; the merged device's lane returns only when
+ * every share has ended, so the launch's event covers every partition.
+ * See also: interpose/README.md "Many devices as one" (the design: dispatch, who owns a page
+ * when, locks, what stays on the first member), pipeline.c (r->claim), executor.c
+ * (vast_executor_job), vbuf.c (views over a context's members).
+ */
+#include "../base/clock.h"
+#include "../base/log.h"
+#include "executor.h"
+#include "launch_int.h"
+#include "pagecache.h"
+#include "stats.h"
+#include "translate.h"
+#include "variant.h"
+#include "vbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct merge_run {
+    struct vast_launch_cmd *cmd;
+    const struct translate_kernel *tk;
+    bool needs_restore;
+    size_t pages, total_groups, page_size, nframes; /* the planning member's */
+    struct vast_partition *parts;
+    size_t nparts;
+    bool fixed;          /* partition k is member k's (a launch that fits: one each) */
+    cl_uint members;
+    _Atomic size_t next; /* the next partition no member claimed */
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    cl_uint running; /* members' shares not finished (lock) */
+    cl_uint opening; /* members' shares not ready to claim yet (lock) */
+};
+
+/* One member's share. */
+struct merge_share {
+    struct merge_run *run;
+    cl_device_id dev;
+    cl_uint index; /* in the merged device's members */
+    cl_int err;
+    struct vast_launch_counters c;
+    unsigned long claimed;
+};
+
+/* The next partition for a member: its own one (fixed), else the next one nobody claimed; for
+ * a prefetch (ahead), only while as many are left as there are members, so that a member
+ * prefetching never takes the partition another one would start now. */
+static struct vast_partition *claim(void *ctx, bool ahead)
+{
+    struct merge_share *sh = ctx;
+    struct merge_run *m = sh->run;
+    if (m->fixed) {
+        if (sh->claimed > 0 || sh->index >= m->nparts)
+            return NULL;
+        sh->claimed++;
+        return &m->parts[sh->index];
+    }
+    size_t i = atomic_load(&m->next);
+    do {
+        if (i >= m->nparts || (ahead && m->nparts - i < m->members))
+            return NULL;
+    } while (!atomic_compare_exchange_weak(&m->next, &i, i + 1));
+    sh->claimed++;
+    return &m->parts[i];
+}
+
+/* A member is ready to claim partitions (or takes none): once per member. */
+static void share_ready(struct merge_run *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->opening--;
+    pthread_cond_broadcast(&m->done);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* A member's partitions, on its device lane (rq). */
+static void share_run(struct merge_share *sh, cl_command_queue rq)
+{
+    struct merge_run *m = sh->run;
+    struct vast_launch_cmd cmd = *m->cmd; /* the same launch, run by this member */
+    cmd.dev = sh->dev;
+    const char *why = NULL;
+    uint64_t t0 = vast_now_ns();
+    const struct translate_kernel *tk = vast_variant_meta(cmd.kernel, sh->dev, &why); /* its builds */
+    sh->c.build_ns += vast_now_ns() - t0;
+    cl_int err;
+    struct vast_pool *pool = vast_device_pool(sh->dev, &err);
+    if (tk == NULL || pool == NULL || pool->page_size != m->page_size || pool->nframes < m->nframes ||
+        pool->nchunks > TRANSLATE_MAX_POOL_CHUNKS) {
+        vast_info("kernel '%s': %s takes no partition of the merged launch", cmd.kernel->name, sh->dev->name);
+        share_ready(m);
+        return;
+    }
+    struct vast_paged r;
+    err = vast_paged_open(&r, &cmd, rq, pool, tk);
+    r.pas = &vast_pas_launch;
+    r.needs_restore = m->needs_restore;
+    r.claim = claim;
+    r.claim_ctx = sh;
+    bool same = err == CL_SUCCESS && r.pages == m->pages && r.total_groups == m->total_groups;
+    if (err == CL_SUCCESS && !same)
+        vast_info("kernel '%s': %s lays the launch out otherwise; it takes no partition", cmd.kernel->name,
+                  sh->dev->name);
+    share_ready(m);
+    if (same)
+        err = vast_paged_run(&r, NULL, 0);
+    r.c.build_ns += sh->c.build_ns;
+    sh->c = r.c;
+    sh->err = err;
+    vast_partition_close(&r);
+    vast_paged_close(&r);
+}
+
+static void share_job(void *arg, cl_command_queue lane)
+{
+    struct merge_share *sh = arg;
+    share_run(sh, lane);
+    pthread_mutex_lock(&sh->run->lock);
+    sh->run->running--;
+    pthread_cond_broadcast(&sh->run->done);
+    pthread_mutex_unlock(&sh->run->lock);
+}
+
+/* Every member's view of every buffer argument coherent for its share (the first member's
+ * is, by count_pages). */
+static cl_int members_coherent(struct vast_launch_cmd *cmd)
+{
+    cl_device_id dev = cmd->queue->device;
+    for (cl_uint k = 1; k < dev->num_members; k++)
+        for (cl_uint i = 0; i < cmd->num_args; i++) {
+            cl_mem m = cmd->args[i].vbuf;
+            cl_int err = m != NULL ? vast_vbuf_coherent(m, dev->members[k], 0, m->size) : CL_SUCCESS;
+            if (err != CL_SUCCESS)
+                return err;
+        }
+    return CL_SUCCESS;
+}
+
+/* One partition of every page per member, of equal work-group ranges. */
+static cl_int split_resident(const struct vast_paged *r, cl_uint n, struct vast_partition **parts, size_t *nparts)
+{
+    *parts = calloc(n, sizeof **parts);
+    if (*parts == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    *nparts = n;
+    for (cl_uint i = 0; i < n; i++) {
+        struct vast_partition *p = &(*parts)[i];
+        p->first = r->total_groups * i / n;
+        p->end = r->total_groups * (i + 1) / n;
+        p->set = vast_paged_all_pages(r, &p->count);
+        if (p->set == NULL)
+            return CL_OUT_OF_HOST_MEMORY;
+    }
+    return CL_SUCCESS;
+}
+
+/* Dispatch over the members: shares on the members' lanes, the first one's here. */
+static cl_int dispatch(struct merge_run *m, struct vast_paged *r0)
+{
+    cl_device_id dev = m->cmd->queue->device;
+    struct merge_share *sh = calloc(dev->num_members, sizeof *sh);
+    if (sh == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->done, NULL);
+    m->members = dev->num_members;
+    for (cl_uint k = 1; k < dev->num_members; k++) {
+        sh[k] = (struct merge_share){.run = m, .dev = dev->members[k], .index = k};
+        pthread_mutex_lock(&m->lock);
+        m->running++;
+        m->opening++;
+        pthread_mutex_unlock(&m->lock);
+        if (vast_executor_job(dev->members[k], share_job, &sh[k]) != CL_SUCCESS) {
+            pthread_mutex_lock(&m->lock);
+            m->running--;
+            m->opening--; /* its partition: the first member runs it (below) */
+            pthread_mutex_unlock(&m->lock);
+        }
+    }
+    /* Every member starts claiming at once: a member's first launch builds its paged variant
+     * (once per program and device), and the first one would take every partition meanwhile. */
+    pthread_mutex_lock(&m->lock);
+    while (m->opening > 0)
+        pthread_cond_wait(&m->done, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    sh[0] = (struct merge_share){.run = m, .dev = dev};
+    r0->claim = claim;
+    r0->claim_ctx = &sh[0];
+    cl_int err = vast_paged_run(r0, NULL, 0);
+    pthread_mutex_lock(&m->lock);
+    while (m->running > 0)
+        pthread_cond_wait(&m->done, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    sh[0].c = r0->c;
+    for (cl_uint k = 0; k < dev->num_members; k++) {
+        if (k > 0) {
+            vast_stats_add(&r0->c, &sh[k].c);
+            err = err != CL_SUCCESS ? err : sh[k].err;
+        }
+        if (sh[k].claimed > 0) {
+            atomic_fetch_add(&dev->members[k]->merged_launches, 1);
+            atomic_fetch_add(&dev->members[k]->merged_partitions, sh[k].claimed);
+        }
+    }
+    /* A partition no member took: its member could not run it (logged); the first runs it. */
+    r0->claim = NULL;
+    for (size_t i = 0; m->fixed && err == CL_SUCCESS && i < m->nparts; i++)
+        if (i >= dev->num_members || sh[i].claimed == 0)
+            err = vast_paged_run(r0, &m->parts[i], 1);
+    pthread_cond_destroy(&m->done);
+    pthread_mutex_destroy(&m->lock);
+    free(sh);
+    return err;
+}
+
+cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
+                      const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
+                      struct vast_launch_counters *c, bool *ran)
+{
+    cl_device_id dev = cmd->queue->device;
+    *ran = false;
+    if (tk->uses_global_atomics)
+        return CL_SUCCESS;
+    struct vast_paged r;
+    struct vast_partition *parts = NULL;
+    size_t nparts = 0;
+    cl_int err = vast_paged_open(&r, cmd, rq, pool, tk);
+    r.pas = &vast_pas_launch;
+    bool fits = total <= pool->nframes;
+    if (err == CL_SUCCESS && r.total_groups < dev->num_members) {
+        vast_paged_close(&r);
+        return CL_SUCCESS;
+    }
+    *ran = true;
+    if (err == CL_SUCCESS && (err = members_coherent(cmd)) == CL_SUCCESS) {
+        r.needs_restore = fits ? false : tk->may_be_non_idempotent;
+        *mode = fits ? VAST_MODE_PAGED : VAST_MODE_PARTITIONED;
+        err = fits ? split_resident(&r, dev->num_members, &parts, &nparts) : vast_partition_plan(&r, &parts, &nparts);
+    }
+    if (err == CL_SUCCESS && (r.sequential || r.slices != 0)) { /* the planning device's geometry and state */
+        err = vast_paged_run(&r, parts, nparts);
+    } else if (err == CL_SUCCESS) {
+        struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,
+                              .total_groups = r.total_groups, .page_size = pool->page_size,
+                              .nframes = pool->nframes, .parts = parts, .nparts = nparts, .fixed = fits};
+        err = dispatch(&m, &r);
+    }
+    vast_partitions_free(parts, nparts);
+    r.c.build_ns += c->build_ns;
+    *c = r.c;
+    vast_partition_close(&r);
+    vast_paged_close(&r);
+    return err;
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# merged.sh: one sample through VAST with VAST_MERGE_DEVICES=1 on PoCL showing N devices,
+# against the same sample run directly on PoCL (run_modes.sh: PASS and equal hashes), and
+# proof that the merged device's launches ran on every member: VAST_STATS=1 must print one
+# merged_member line per PoCL device, each with partitions > 0, and the sample's device must
+# be the merged one ("VAST: N x ...").
+#
+# usage: merged.sh --libvast PATH --icd-dir DIR --devices N [--timeout S] -- SAMPLE [ARGS...]
+# The caller's VAST_* (VAST_FORCE_PAGED, VAST_DEVICE_MEMORY, ...) pass through.
+# Exit: 0 the hashes agree and every member ran partitions, 1 otherwise, 2 usage error.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+libvast="" icd_dir="" devices=2 timeout_s=300
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --libvast) libvast="$2"; shift 2 ;;
+    --icd-dir) icd_dir="$2"; shift 2 ;;
+    --devices) devices="$2"; shift 2 ;;
+    --timeout) timeout_s="$2"; shift 2 ;;
+    --) shift; break ;;
+    *) echo "merged: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+[ $# -ge 1 ] && [ -n "$libvast" ] && [ -n "$icd_dir" ] || { echo "merged: usage error" >&2; exit 2; }
+pocl=""
+for ((i = 0; i < devices; i++)); do pocl="$pocl pthread"; done
+out=$(POCL_DEVICES="${pocl# }" VAST_MERGE_DEVICES=1 VAST_STATS=1 \
+      "$here/run_modes.sh" --libvast "$libvast" --icd-dir "$icd_dir" --modes direct,icd --timeout "$timeout_s" -- "$@" 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" = 0 ] || { echo "merged: FAIL: the merged device's run differs from PoCL's (above)"; exit 1; }
+grep -q "^    device: VAST: $devices x " <<<"$out" \
+    || { echo "merged: FAIL: the sample did not run on a merged device of $devices members"; exit 1; }
+members=$(grep -c '^    vast: stats: merged_member=' <<<"$out")
+[ "$members" = "$devices" ] || { echo "merged: FAIL: $members merged_member lines, expected $devices"; exit 1; }
+idle=$(grep '^    vast: stats: merged_member=' <<<"$out" | grep -c ' partitions=0$')
+[ "$idle" = 0 ] || { echo "merged: FAIL: $idle member device(s) ran no partition"; exit 1; }
+echo "merged: PASS: $(basename "$1") on $devices merged devices"
