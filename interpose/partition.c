@@ -492,7 +492,7 @@ static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, siz
             *over = plan_over(r, &o);
     }
     if (*over == OVER_DRAFT) { /* again, where one work-group may borrow past the budget */
-        vast_info("kernel '%s': work-group %zu alone touches %zu pages, the budget holds %zu: it runs on an "
+        vast_info("kernel '%s': work-group %zu by itself has %zu pages, the budget holds %zu: it runs on an "
                   "overdraft (VAST_OVERDRAFT: at most %zu pages past the budget)",
                   r->cmd->kernel->name, o.group, o.pages, nframes, r->pool->overdraft);
         *over = OVER_NONE;

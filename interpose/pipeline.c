@@ -309,8 +309,8 @@ static cl_int overdraft_for(struct vast_paged *r, size_t pages, size_t group)
         vast_plan_refuse_log(r, "work-group", group, pages, " at run time (its faulted pages included)");
         return CL_OUT_OF_RESOURCES;
     }
-    vast_info("kernel '%s': work-group %zu needs %zu pages, the budget holds %zu: %zu frame(s) (%zu KiB) borrowed "
-              "past it until the launch ends (VAST_OVERDRAFT)",
+    vast_info("kernel '%s': a partition of work-group %zu has %zu pages, the budget holds %zu: %zu frame(s) (%zu KiB) "
+              "borrowed past it until the launch ends (VAST_OVERDRAFT)",
               r->cmd->kernel->name, group, pages, nframes, need, need * r->pool->page_size >> 10);
     r->c.overdrafts = 1;
     r->c.overdraft_bytes = (uint64_t)need * r->pool->page_size;
