@@ -26,6 +26,10 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
       "memory a virtual device reports and backs, bytes with K/M/G suffix; 0: host RAM")          \
     X(SIZE, device_memory, "VAST_DEVICE_MEMORY", "0",                                             \
       "device page-cache budget per real device; 0: most of the device's memory")                 \
+    X(STRING, overdraft, "VAST_OVERDRAFT", "auto",                                                \
+      "frames past the budget that one launch may borrow for a work-group (or one loop iteration "  \
+      "of one) larger than the budget, bytes with K/M/G suffix; auto: 1/16 of the device's memory, "  \
+      "at most what the budget leaves of it; 0: none (such launches are refused)")                  \
     X(SIZE, page_size, "VAST_PAGE_SIZE", "0",                                                     \
       "page size, a power of two from 4K; 0: chosen by VAST")                                     \
     X(BOOL, pin, "VAST_PIN", "1",                                                                 \

@@ -600,8 +600,15 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
         r.needs_restore = tk->may_be_non_idempotent;
         err = vast_partition_plan(&r, &parts, &nparts);
     }
+    /* Faults may refuse it at run time (a work-group over the budget and its overdraft): its
+     * written buffers are kept and put back then (pipeline.c, "nothing half done"). */
+    struct vast_undo undo = {0};
+    bool may_refuse = *mode == VAST_MODE_PARTITIONED && tk->data_dependent_addresses;
+    if (err == CL_SUCCESS && may_refuse)
+        err = vast_paged_undo_open(&r, &undo);
     if (err == CL_SUCCESS)
         err = vast_paged_run(&r, parts, nparts);
+    vast_paged_undo_close(&r, &undo, err != CL_SUCCESS);
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns; /* c holds only the translation's build time so far */
     *c = r.c;

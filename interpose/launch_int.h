@@ -99,6 +99,7 @@ struct vast_paged {
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
     bool sequential;                  /* one partition at a time (resumable loops: stride.c) */
+    size_t lent;                      /* frames past the budget borrowed for this run (pipeline.c, overdraft) */
     cl_mem spill[2];                  /* resumable loops' state: [0] the paged kernel's, [1] the inspector's */
     uint8_t *sticky;                  /* pages that faulted: added to later partitions */
     size_t nsticky;
@@ -169,6 +170,20 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
                       const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
                       struct vast_launch_counters *c, bool *ran);
 
+/* pipeline.c: the bytes a launch's writable buffers held before it, put back when it fails
+ * (a refusal at run time leaves nothing half done). open copies them (after a flush), unless
+ * they are too large (then n is 0); close puts them back when `restore`, and frees them. */
+struct vast_saved {
+    cl_mem root;
+    size_t lo, hi; /* root bytes */
+    unsigned char *bytes;
+};
+struct vast_undo {
+    struct vast_saved *saved;
+    size_t n;
+};
+cl_int vast_paged_undo_open(struct vast_paged *r, struct vast_undo *u);
+void vast_paged_undo_close(struct vast_paged *r, struct vast_undo *u, bool restore);
 /* pipeline.c: the partitions of a plan run in order, pipelined, with faults and retries. */
 /* A kernel event's device execution in host time, taking its QUEUED instant as `enqueued`
  * (vast_now_ns()); false, leaving *t0 and *t1 alone, when the queue does not profile. */
@@ -254,6 +269,13 @@ struct vast_plan_over {
  * exceeds the budget; the caller decides what then (nothing is logged). */
 cl_int vast_plan_groups(const struct vast_pas_source *src, size_t total, size_t nframes, size_t w,
                         struct vast_partition **parts, size_t *n, struct vast_plan_over *over);
+/* The same, where a partition of one work-group may hold up to `single` pages (>= nframes):
+ * the budget and the overdraft the page cache may lend (pagecache/README.md "Overdraft"). */
+cl_int vast_plan_groups_single(const struct vast_pas_source *src, size_t total, size_t nframes, size_t single,
+                               size_t w, struct vast_partition **parts, size_t *n, struct vast_plan_over *over);
+/* The refusal of a launch whose `what` `group` alone touches `pages`, more than the budget and
+ * the overdraft together (logged as an error; `why` ends the line). */
+void vast_plan_refuse_log(const struct vast_paged *r, const char *what, size_t group, size_t pages, const char *why);
 /* Eq. 1: work-groups per PAS row, so that a row touches about 1/32 of the budget. */
 size_t vast_plan_chunk(size_t pages, size_t page_size, size_t nframes, size_t total_groups);
 /* Whether r's work-groups may run in smaller slices (translate.h, vast_slab), and one step of

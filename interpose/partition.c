@@ -49,12 +49,13 @@
 #define REFINE 16 /* a too coarse chunk is inspected again in chunks this many times smaller */
 
 /* What planning does about a work-group alone over the budget (plan_over). */
-enum plan_over { OVER_NONE, OVER_LOOPS, OVER_HOST, OVER_GROUP };
+enum plan_over { OVER_NONE, OVER_LOOPS, OVER_HOST, OVER_GROUP, OVER_DRAFT };
 
 struct plan {
     struct vast_partition *parts;
     size_t n, capacity;
     size_t nframes;       /* the budget in pages */
+    size_t single;        /* the most a partition of one work-group may hold: budget + overdraft */
     const uint8_t *prev;  /* the last partition's set (owned by parts), NULL before the first */
     size_t prev_count;
     /* The open partition: its first work-group, its set, and its union with prev (bytemaps over
@@ -211,7 +212,7 @@ static cl_int plan_range(const struct vast_pas_source *src, struct plan *pl, siz
             add = count_new(row, pl->set, pages);
             addu = count_new(row, pl->both, pages);
         }
-        if (plan_fits(pl, pl->count + add, pl->ucount + addu) || (w == 1 && pl->count + add <= pl->nframes)) {
+        if (plan_fits(pl, pl->count + add, pl->ucount + addu) || (w == 1 && pl->count + add <= pl->single)) {
             plan_add(pl, row, pages, add, addu);
             continue;
         }
@@ -233,7 +234,13 @@ static cl_int plan_range(const struct vast_pas_source *src, struct plan *pl, siz
 cl_int vast_plan_groups(const struct vast_pas_source *src, size_t total, size_t nframes, size_t w,
                         struct vast_partition **parts, size_t *n, struct vast_plan_over *over)
 {
-    struct plan pl = {.nframes = nframes};
+    return vast_plan_groups_single(src, total, nframes, nframes, w, parts, n, over);
+}
+
+cl_int vast_plan_groups_single(const struct vast_pas_source *src, size_t total, size_t nframes, size_t single,
+                               size_t w, struct vast_partition **parts, size_t *n, struct vast_plan_over *over)
+{
+    struct plan pl = {.nframes = nframes, .single = single > nframes ? single : nframes};
     cl_int err = plan_open(&pl, src->pages);
     if (err == CL_SUCCESS)
         err = plan_range(src, &pl, 0, total, w, src->rows);
@@ -429,39 +436,50 @@ void vast_partition_forget(cl_kernel k)
 
 
 /* A work-group alone over the budget (vast_plan_groups' over): whose turn it is. Logs the
- * refusal when nothing can help. */
+ * refusal when nothing can help. The overdraft comes last: loops, exact sets and slices keep
+ * within the budget, a loan of frames past it does not. */
 static enum plan_over plan_over(struct vast_paged *r, const struct vast_plan_over *o)
 {
     if (r->tk->iteration_ranges) /* vast_partition_plan splits its loops */
         return OVER_LOOPS;
     if (r->pas->host(r)) /* perhaps only the superset is too big: vast_partition_plan asks the device */
         return OVER_HOST;
-    size_t nframes = r->pool->nframes;
-    if (!vast_plan_can_slice(r))
-        vast_error("kernel '%s': %s %zu alone touches %zu pages (%zu KiB) but the device budget "
-                   "(VAST_DEVICE_MEMORY) holds %zu (%zu KiB): it cannot run partitioned%s",
-                   r->cmd->kernel->name, r->slices != 0 ? "the one work-item of real work-group" : "work-group",
-                   o->group, o->pages, o->pages * r->pool->page_size >> 10, nframes, nframes * r->pool->page_size >> 10,
-                   r->tk->work_group_bound ? " (its work-items meet: barriers or __local memory)" : "");
+    if (vast_plan_can_slice(r))
+        return OVER_GROUP;
+    if (o->pages <= r->pool->nframes + r->pool->overdraft)
+        return OVER_DRAFT;
+    vast_plan_refuse_log(r, r->slices != 0 ? "the one work-item of real work-group" : "work-group", o->group, o->pages,
+                         r->tk->work_group_bound ? " (its work-items meet: barriers or __local memory)" : "");
     return OVER_GROUP;
 }
 
+void vast_plan_refuse_log(const struct vast_paged *r, const char *what, size_t group, size_t pages, const char *why)
+{
+    size_t nframes = r->pool->nframes, kib = r->pool->page_size >> 10;
+    vast_error("kernel '%s': %s %zu alone touches %zu pages (%zu KiB) but the device budget (VAST_DEVICE_MEMORY) "
+               "holds %zu (%zu KiB) and its overdraft (VAST_OVERDRAFT) %zu more: it cannot run partitioned%s",
+               r->cmd->kernel->name, what, group, pages, pages * kib, nframes, nframes * kib, r->pool->overdraft, why);
+}
+
 /* One plan for the launch's current work-group shape: rows of Eq. 1's size, from host sets, or
- * from the inspector where host supersets put a work-group over the budget. On failure
- * *parts is NULL and *over says whether a work-group alone exceeded the budget. */
+ * from the inspector where host supersets put a work-group over the budget, or with a
+ * partition of one work-group over the budget that borrows frames past it (OVER_DRAFT; the
+ * pipeline takes the loan). On failure *parts is NULL and *over says whether a work-group
+ * alone exceeded the budget. */
 static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, size_t *n, size_t *w_out,
                         enum plan_over *over)
 {
     struct vast_pas_source src;
     struct vast_plan_over o = {0};
-    size_t w = vast_plan_chunk(r->pages, r->pool->page_size, r->pool->nframes, r->total_groups);
+    size_t nframes = r->pool->nframes;
+    size_t w = vast_plan_chunk(r->pages, r->pool->page_size, nframes, r->total_groups);
     *parts = NULL;
     *n = 0;
     *over = OVER_NONE;
     *w_out = w;
     cl_int err = r->pas->source(r, &src);
     if (err == CL_SUCCESS)
-        err = vast_plan_groups(&src, r->total_groups, r->pool->nframes, w, parts, n, &o);
+        err = vast_plan_groups(&src, r->total_groups, nframes, w, parts, n, &o);
     if (err == CL_OUT_OF_RESOURCES && o.over)
         *over = plan_over(r, &o);
     if (*over == OVER_HOST) { /* again with the inspector's exact sets */
@@ -469,9 +487,21 @@ static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, siz
                   r->cmd->kernel->name);
         r->pas->exact(r);
         *over = OVER_NONE;
-        err = vast_plan_groups(&src, r->total_groups, r->pool->nframes, w, parts, n, &o);
+        err = vast_plan_groups(&src, r->total_groups, nframes, w, parts, n, &o);
         if (err == CL_OUT_OF_RESOURCES && o.over)
             *over = plan_over(r, &o);
+    }
+    if (*over == OVER_DRAFT) { /* again, where one work-group may borrow past the budget */
+        vast_info("kernel '%s': work-group %zu by itself has %zu pages, the budget holds %zu: it runs on an "
+                  "overdraft (VAST_OVERDRAFT: at most %zu pages past the budget)",
+                  r->cmd->kernel->name, o.group, o.pages, nframes, r->pool->overdraft);
+        *over = OVER_NONE;
+        err = vast_plan_groups_single(&src, r->total_groups, nframes, nframes + r->pool->overdraft, w, parts, n, &o);
+        if (err == CL_OUT_OF_RESOURCES && o.over) {
+            vast_plan_refuse_log(r, "work-group", o.group, o.pages,
+                                 r->tk->work_group_bound ? " (its work-items meet: barriers or __local memory)" : "");
+            *over = OVER_GROUP;
+        }
     }
     return err;
 }

@@ -249,6 +249,130 @@ static void prefetch_set(struct vast_paged *r, const struct vast_partition *p)
     vast_trace_span(VAST_TRACK_TRANSFER, "prefetch", t0, t1, r->cmd->kernel->name);
 }
 
+/* ---- nothing half done: the written buffers before a launch that may be refused ---- */
+
+/* A partitioned launch whose page sets miss data-dependent pages learns at run time, from
+ * faults, that a work-group needs more than the budget and its overdraft: it is refused then,
+ * after earlier partitions wrote their pages (some already written back by evictions). So the
+ * bytes its writable buffers hold before the launch are copied aside (after a flush: the host
+ * store is then current) and, when the run fails, written back through the host-write protocol
+ * (pagecache_begin_host_write: wholly covered pages are dropped, partly covered ones updated),
+ * so the buffers are exactly as they were. A copy on the host, not on the device: it costs a
+ * memcpy of what the launch may write, only for launches that can fault, and no frames.
+ * Buffers over VAST_UNDO_MAX bytes in all are not copied (a refusal then leaves what ran). */
+#define VAST_UNDO_MAX ((size_t)1 << 30)
+
+static void undo_free(struct vast_undo *u)
+{
+    for (size_t i = 0; i < u->n; i++)
+        free(u->saved[i].bytes);
+    free(u->saved);
+    *u = (struct vast_undo){0};
+}
+
+cl_int vast_paged_undo_open(struct vast_paged *r, struct vast_undo *u)
+{
+    *u = (struct vast_undo){0};
+    size_t total = 0;
+    u->saved = calloc(r->nva ? r->nva : 1, sizeof *u->saved);
+    VAST_RETURN_IF(u->saved == NULL, CL_OUT_OF_HOST_MEMORY, "undo");
+    for (size_t i = 0; i < r->nva; i++) {
+        const struct vast_varg *a = &r->va[i];
+        if (!a->writable)
+            continue;
+        cl_mem root = vast_mem_root(a->m);
+        size_t lo, hi, k = 0;
+        root_bytes(r, root, a->first, a->count, &lo, &hi);
+        while (k < u->n && u->saved[k].root != root)
+            k++;
+        if (k == u->n)
+            u->saved[u->n++] = (struct vast_saved){root, lo, hi, NULL};
+        u->saved[k].lo = lo < u->saved[k].lo ? lo : u->saved[k].lo;
+        u->saved[k].hi = hi > u->saved[k].hi ? hi : u->saved[k].hi;
+    }
+    for (size_t k = 0; k < u->n; k++)
+        total += u->saved[k].hi - u->saved[k].lo;
+    if (total > VAST_UNDO_MAX) {
+        vast_info("kernel '%s': its written buffers (%zu MiB) are not kept for a refusal at run time", r->cmd->kernel->name,
+                  total >> 20);
+        undo_free(u);
+        return CL_SUCCESS;
+    }
+    for (size_t k = 0; k < u->n; k++) {
+        struct vast_saved *sv = &u->saved[k];
+        struct vast_pc_buffer *pc = vast_mem_pc(sv->root, r->cmd->queue->device);
+        int st = pagecache_flush_range(pc, sv->lo, sv->hi - sv->lo);
+        sv->bytes = st == VAST_PC_OK ? malloc(sv->hi - sv->lo ? sv->hi - sv->lo : 1) : NULL;
+        if (sv->bytes == NULL) {
+            undo_free(u);
+            return st == VAST_PC_OK ? CL_OUT_OF_HOST_MEMORY : vast_pc_error(st);
+        }
+        memcpy(sv->bytes, (const uint8_t *)pagecache_buffer_host(pc) + sv->lo, sv->hi - sv->lo);
+    }
+    return CL_SUCCESS;
+}
+
+void vast_paged_undo_close(struct vast_paged *r, struct vast_undo *u, bool restore)
+{
+    for (size_t k = 0; restore && k < u->n; k++) {
+        struct vast_saved *sv = &u->saved[k];
+        struct vast_pc_buffer *pc = vast_mem_pc(sv->root, r->cmd->queue->device);
+        struct vast_host_write *w = NULL;
+        int st = pagecache_begin_host_write(pc, sv->lo, sv->hi - sv->lo, &w);
+        if (st == VAST_PC_OK) {
+            memcpy((uint8_t *)pagecache_buffer_host(pc) + sv->lo, sv->bytes, sv->hi - sv->lo);
+            st = pagecache_end_host_write(w);
+        }
+        if (st != VAST_PC_OK)
+            vast_error("kernel '%s': a refused launch's buffer could not be put back as it was: %s",
+                       r->cmd->kernel->name, pagecache_status_string(st));
+    }
+    if (restore && u->n > 0)
+        vast_info("kernel '%s': refused at run time; its written buffers are back as they were before the launch",
+                  r->cmd->kernel->name);
+    undo_free(u);
+}
+
+/* ---- the overdraft ---- */
+
+/* A partition of `pages` pages (one work-group, or one loop iteration of one, that no split
+ * makes smaller) runs on frames borrowed past the budget (pagecache/README.md "Overdraft"):
+ * the loan grows to what the largest such partition needs and ends with the run
+ * (vast_paged_run). CL_OUT_OF_RESOURCES, logged, past the pool's overdraft. */
+static cl_int overdraft_for(struct vast_paged *r, size_t pages, size_t group)
+{
+    size_t nframes = r->pool->nframes;
+    if (pages <= nframes + r->lent)
+        return CL_SUCCESS;
+    size_t need = pages - nframes;
+    if (need > r->pool->overdraft || pagecache_overdraft_begin(r->pool, need) != VAST_PC_OK) {
+        vast_plan_refuse_log(r, "work-group", group, pages, " at run time (its faulted pages included)");
+        return CL_OUT_OF_RESOURCES;
+    }
+    vast_info("kernel '%s': a partition of work-group %zu has %zu pages, the budget holds %zu: %zu frame(s) (%zu KiB) "
+              "borrowed past it until the launch ends (VAST_OVERDRAFT)",
+              r->cmd->kernel->name, group, pages, nframes, need, need * r->pool->page_size >> 10);
+    r->c.overdrafts = 1;
+    r->c.overdraft_bytes = (uint64_t)need * r->pool->page_size;
+    r->lent = need;
+    return CL_SUCCESS;
+}
+
+/* The run is over: the borrowed frames go back (their pages written back and dropped). */
+static cl_int overdraft_end(struct vast_paged *r)
+{
+    if (r->lent == 0)
+        return CL_SUCCESS;
+    int st = pagecache_overdraft_end(r->pool);
+    r->lent = 0;
+    if (st != VAST_PC_OK) {
+        vast_error("kernel '%s': cannot give back the frames borrowed past the budget: %s", r->cmd->kernel->name,
+                   pagecache_status_string(st));
+        return vast_pc_error(st);
+    }
+    return CL_SUCCESS;
+}
+
 /* ---- one partition ---- */
 
 /* Upload the LPT of `slot`, reset the slot's fault log header, run work-groups [first, end), read
@@ -421,14 +545,13 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     }
     if (err == CL_SUCCESS)
         vast_plan_note_faults(r, add);
-    bool fits = p->count + n <= r->pool->nframes;
-    /* else split: own pages only, or halves of its loops' iterations (split_partition) */
+    bool fits = p->count + n <= r->pool->nframes + r->lent;
+    /* else split: own pages only, or halves of its loops' iterations (split_partition); a unit
+     * no split makes smaller borrows frames past the budget, or is refused */
     if (err == CL_SUCCESS && !fits && p->end - p->first < 2 && p->sticky == 0 && !peelable(r, p) &&
         p->iter_end <= p->iter_first + 1) {
-        vast_error("kernel '%s': work-group %zu needs %zu pages with its faulted ones, the device budget holds %zu "
-                   "(VAST_DEVICE_MEMORY)",
-                   r->cmd->kernel->name, p->first, p->count + n, r->pool->nframes);
-        err = CL_OUT_OF_RESOURCES;
+        err = overdraft_for(r, p->count + n, p->first);
+        fits = err == CL_SUCCESS;
     }
     if (err == CL_SUCCESS && r->needs_restore) {
         err = for_each_run(r, p->set, run_restore, lpt) == 0 ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
@@ -733,6 +856,8 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
         }
         struct flight cur = {p, prev.p != NULL ? 1 - prev.slot : 0, NULL, NULL, 0};
         vast_plan_add_sticky(r, p);
+        if (p->count > r->pool->nframes + r->lent && (err = overdraft_for(r, p->count, p->first)) != CL_SUCCESS)
+            continue;
         err = prepare_partition(r, p, cur.slot, prev.p != NULL, true);
         if (err == CL_OUT_OF_RESOURCES && prev.p != NULL) { /* p does not fit beside prev */
             err = land_or_split(r, &st, &prev);
@@ -772,6 +897,8 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
     }
     if (r->sq[1] != r->rq)
         r->d->clFinish(r->sq[1]);
+    cl_int oerr = overdraft_end(r);
+    err = err != CL_SUCCESS ? err : oerr;
     for (size_t i = 0; i < st.nblocks; i++) {
         free(st.blocks[i][0].set);
         free(st.blocks[i][1].set);

@@ -45,6 +45,8 @@ void vast_stats_add(struct vast_launch_counters *t, const struct vast_launch_cou
     t->h2d_bytes += c->h2d_bytes;
     t->d2h_bytes += c->d2h_bytes;
     t->spill_bytes += c->spill_bytes;
+    t->overdrafts += c->overdrafts;
+    t->overdraft_bytes += c->overdraft_bytes;
     t->build_ns += c->build_ns;
     t->inspector_ns += c->inspector_ns;
     t->plan_ns += c->plan_ns;
@@ -84,12 +86,14 @@ void vast_stats_print(void)
                 fprintf(stderr,
                         "vast: stats: kernel=%s mode=%s launches=%lu partitions=%lu faults=%lu retries=%lu "
                         "h2d_bytes=%llu d2h_bytes=%llu build_s=%.6f inspector_s=%.6f plan_s=%.6f transfer_s=%.6f kernel_s=%.6f "
-                        "total_s=%.6f host_plans=%lu on_queue=%lu spill_bytes=%llu\n",
+                        "total_s=%.6f host_plans=%lu on_queue=%lu spill_bytes=%llu "
+                        "overdrafts=%lu overdraft_bytes=%llu\n",
                         k->name, modes[m], k->launches[m], t->partitions, t->faults, t->retries,
                         (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes, t->build_ns * 1e-9,
                         t->inspector_ns * 1e-9,
                         t->plan_ns * 1e-9, t->transfer_ns * 1e-9, t->kernel_ns * 1e-9, t->total_ns * 1e-9, t->host_plans,
-                        t->on_queue, (unsigned long long)t->spill_bytes);
+                        t->on_queue, (unsigned long long)t->spill_bytes, t->overdrafts,
+                        (unsigned long long)t->overdraft_bytes);
         }
     uint64_t critical_ns = 0; /* launches waiting for translations and builds */
     for (struct kernel_stats *k = kernels; k != NULL; k = k->next)
@@ -111,12 +115,15 @@ void vast_stats_print(void)
         fprintf(stderr,
                 "vast: stats: pool=\"%s\" budget_bytes=%zu page_bytes=%zu h2d_transfers=%llu h2d_bytes=%llu "
                 "d2h_transfers=%llu d2h_bytes=%llu hits=%llu misses=%llu evictions=%llu dirty_evictions=%llu "
-                "unordered_d2h_transfers=%llu overlap_h2d_bytes=%llu noload_bytes=%llu\n",
+                "unordered_d2h_transfers=%llu overlap_h2d_bytes=%llu noload_bytes=%llu overdraft_bytes=%zu "
+                "overdrafts=%llu overdraft_max_bytes=%llu overdraft_write_backs=%llu\n",
                 devices[i]->name, devices[i]->pool->nframes * devices[i]->pool->page_size,
                 devices[i]->pool->page_size, (unsigned long long)s.h2d_transfers, (unsigned long long)s.h2d_bytes,
                 (unsigned long long)s.d2h_transfers, (unsigned long long)s.d2h_bytes, (unsigned long long)s.hits,
                 (unsigned long long)s.misses, (unsigned long long)s.evictions, (unsigned long long)s.dirty_evictions,
                 (unsigned long long)s.unordered_d2h_transfers, (unsigned long long)s.overlap_h2d_bytes,
-                (unsigned long long)s.noload_bytes);
+                (unsigned long long)s.noload_bytes, devices[i]->pool->overdraft * devices[i]->pool->page_size, (unsigned long long)s.overdrafts,
+                (unsigned long long)s.overdraft_max_frames * devices[i]->pool->page_size,
+                (unsigned long long)s.overdraft_write_backs);
     }
 }

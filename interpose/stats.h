@@ -20,6 +20,8 @@ struct vast_launch_counters {
     unsigned long on_queue;   /* direct launches put on the application's queue (launch.c, launch_fast) */
     uint64_t h2d_bytes, d2h_bytes;
     uint64_t spill_bytes; /* resumable loops' state areas made (paged.c), outside the budget */
+    unsigned long overdrafts;    /* launches that borrowed frames past the budget (pipeline.c) */
+    uint64_t overdraft_bytes;    /* the most they borrowed at once, summed over those launches */
     uint64_t build_ns, inspector_ns, plan_ns, transfer_ns, kernel_ns, total_ns; /* build: translation, builds */
 };
 

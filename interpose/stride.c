@@ -43,6 +43,7 @@ struct splan {
     size_t n, cap;
     const uint8_t *prev; /* the last partition's set, NULL at a block's start */
     size_t prev_count;
+    size_t single;       /* the most one range of one block may hold: the budget, or with the overdraft */
 };
 
 /* partition.c's plan_fits for a candidate set: with its predecessor, and its successor's
@@ -102,7 +103,7 @@ static cl_int plan_block(struct splan *pl, size_t g0, size_t g1, uint64_t *c, bo
                 break;
             *c /= 2;
         }
-        if (err == CL_SUCCESS && !ok && count > nframes) {
+        if (err == CL_SUCCESS && !ok && count > pl->single) {
             *too_big = true;
             break;
         }
@@ -162,11 +163,11 @@ void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *part
 
 cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts, bool quiet)
 {
-    size_t block = r->total_groups;
+    size_t block = r->total_groups, single = r->pool->nframes;
     cl_int err;
     vast_stride_prepare(r, NULL, 0);
     for (;;) {
-        struct splan pl = {r, NULL, 0, 0, NULL, 0};
+        struct splan pl = {r, NULL, 0, 0, NULL, 0, single};
         uint64_t c = 1;
         bool too_big = false;
         err = CL_SUCCESS;
@@ -185,14 +186,23 @@ cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, siz
         vast_partitions_free(pl.parts, pl.n);
         if (err != CL_SUCCESS)
             return err;
+        /* The last resort before refusing: one iteration of one work-group on an overdraft
+         * (pipeline.c borrows the frames past the budget; pagecache/README.md "Overdraft"). */
+        if (block == 1 && !quiet && single == r->pool->nframes && r->pool->overdraft > 0) {
+            single = r->pool->nframes + r->pool->overdraft;
+            vast_info("kernel '%s': one loop iteration of a single work-group exceeds the budget of %zu pages: it "
+                      "runs on an overdraft (VAST_OVERDRAFT: at most %zu pages past the budget)",
+                      r->cmd->kernel->name, r->pool->nframes, r->pool->overdraft);
+            continue;
+        }
         if (block == 1 && quiet) {
             vast_info("kernel '%s': one loop iteration of a single work-group exceeds the budget", r->cmd->kernel->name);
             return CL_OUT_OF_RESOURCES;
         }
         if (block == 1) {
             vast_error("kernel '%s': one loop iteration of a single work-group touches more pages than the device "
-                       "budget (VAST_DEVICE_MEMORY) holds (%zu): it cannot run partitioned",
-                       r->cmd->kernel->name, r->pool->nframes);
+                       "budget (VAST_DEVICE_MEMORY) holds (%zu) with its overdraft (VAST_OVERDRAFT: %zu pages): it "
+                       "cannot run partitioned", r->cmd->kernel->name, r->pool->nframes, r->pool->overdraft);
             return CL_OUT_OF_RESOURCES;
         }
         block = (block + 1) / 2;

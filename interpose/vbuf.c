@@ -54,6 +54,20 @@ cl_int vast_pc_error(int status)
     }
 }
 
+/* The overdraft of a device's pool (VAST_OVERDRAFT; pagecache/README.md "Overdraft"): auto is
+ * 1/16 of the device's memory, at most what the budget leaves of it. */
+static size_t pool_overdraft(cl_device_id dev, size_t budget)
+{
+    const char *text = vast_config_get()->overdraft;
+    uint64_t bytes = 0;
+    if (strcmp(text, "auto") != 0 && vast_parse_size(text, &bytes))
+        return (size_t)bytes;
+    if (strcmp(text, "auto") != 0)
+        vast_warn("VAST_OVERDRAFT=%s is no size: auto is used", text);
+    uint64_t mem = dev->real_global_mem, left = mem > budget ? mem - budget : 0;
+    return (size_t)(mem / 16 < left ? mem / 16 : left);
+}
+
 static int pool_create(cl_device_id dev, cl_int *err)
 {
     const struct vast_config *cfg = vast_config_get();
@@ -70,7 +84,8 @@ static int pool_create(cl_device_id dev, cl_int *err)
     int st = pagecache_create_devops_opencl_staged(dev->backend->shared, dev->pool_queue,
                                                    cfg->pin ? 0 : VAST_DEVOPS_CL_NO_PIN, &staging, &dev->devops);
     if (st == VAST_PC_OK)
-        st = pagecache_create_pool(&vast_devops_opencl, dev->devops, budget, page, max_chunk, &dev->pool);
+        st = pagecache_create_pool_overdraft(&vast_devops_opencl, dev->devops, budget, pool_overdraft(dev, budget),
+                                             page, max_chunk, &dev->pool);
     if (st != VAST_PC_OK) {
         vast_error("cannot make the page cache of %s (budget %zu bytes, page %zu, chunk %zu): %s", dev->name,
                    budget, page, max_chunk, pagecache_status_string(st));
@@ -88,8 +103,8 @@ static int pool_create(cl_device_id dev, cl_int *err)
         vast_warn("%s: no memory for the list of kernels on applications' queues; launches go through VAST's "
                   "executor", dev->name);
     vast_stats_start();
-    vast_info("page cache of %s: %zu MiB in %zu chunk(s), %zu KiB pages", dev->name,
-              dev->pool->nframes * page >> 20, dev->pool->nchunks, page >> 10);
+    vast_info("page cache of %s: %zu MiB in %zu chunk(s), %zu KiB pages, overdraft %zu MiB", dev->name,
+              dev->pool->nframes * page >> 20, dev->pool->nchunks, page >> 10, dev->pool->overdraft * page >> 20);
     return VAST_PC_OK;
 }
 

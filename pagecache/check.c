@@ -63,8 +63,8 @@ static const char *check_buffer(struct vast_pool *pool, const struct vast_pc_buf
         uint32_t f = pagecache_pt_frame(&root->pt, p);
         if (f == VAST_PT_NO_FRAME)
             continue;
-        if (f >= pool->nframes)
-            FAIL("page %zu maps to frame %u of %zu", p, f, pool->nframes);
+        if (f >= pagecache_frames_now(pool))
+            FAIL("page %zu maps to frame %u of %zu", p, f, pagecache_frames_now(pool));
         const struct vast_frame *fr = &pool->frames[f];
         uint32_t s = pc_state(pool, f);
         int holds = (s & VAST_FS_VALID) && fr->owner == root && fr->page == p;
@@ -88,7 +88,7 @@ static const char *check_locked(struct vast_pool *pool)
 {
     size_t nfree = 0;
     const char *e = NULL;
-    for (uint32_t f = 0; f < pool->nframes && !e; f++)
+    for (uint32_t f = 0; f < pagecache_frames_now(pool) && !e; f++)
         e = check_frame(pool, f, &nfree);
     for (const struct vast_pc_buffer *b = pool->roots; b && !e; b = b->next_root)
         e = check_buffer(pool, b);
@@ -96,9 +96,9 @@ static const char *check_locked(struct vast_pool *pool)
         return e;
     if (nfree != pool->free_count)
         FAIL("free count %zu, but %zu frames are free", pool->free_count, nfree);
-    if (pool->clock_hand >= pool->nframes || pool->free_hint >= pool->nframes)
+    if (pool->clock_hand >= pagecache_frames_now(pool) || pool->free_hint >= pagecache_frames_now(pool))
         FAIL("clock hand %zu or free hint %zu past %zu frames", pool->clock_hand, pool->free_hint,
-             pool->nframes);
+             pagecache_frames_now(pool));
     for (size_t f = 0; f < pool->free_hint; f++) /* free frames are granted lowest first */
         if (atomic_load_explicit(&pool->frames[f].state, memory_order_relaxed) == 0)
             FAIL("frame %zu is free below the free hint %zu", f, pool->free_hint);

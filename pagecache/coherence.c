@@ -25,7 +25,7 @@ static int collect_init(struct collect *c, struct vast_pc_buffer *root, size_t c
                         size_t lo, size_t hi, unsigned flags)
 {
     memset(c, 0, sizeof *c);
-    c->cap = count < root->pool->nframes ? count : root->pool->nframes;
+    c->cap = count < pagecache_frames_now(root->pool) ? count : pagecache_frames_now(root->pool);
     c->ios = malloc((c->cap ? c->cap : 1) * sizeof *c->ios);
     c->root = root;
     c->lo = lo;

@@ -73,7 +73,7 @@ struct cc_sums {
 static int cc_sum(const struct cc_call *c, struct cc_sums *m, size_t *fixed)
 {
     struct vast_pool *pool = c->root->pool;
-    size_t n = pool->nframes;
+    size_t n = pagecache_frames_now(pool);
     m->cost = calloc(n + 1, sizeof *m->cost);
     m->blocked = calloc(n + 1, sizeof *m->blocked);
     m->placed = calloc(n, sizeof *m->placed);
@@ -126,7 +126,7 @@ static int cc_choose_window(struct cc_call *c, int pack)
     struct cc_sums m = {0};
     size_t fixed, best = SIZE_MAX, best_cost = SIZE_MAX;
     int rc = cc_sum(c, &m, &fixed);
-    for (size_t s = 0; rc == VAST_PC_OK && s + c->count <= pool->nframes && fixed != SIZE_MAX - 1; s++) {
+    for (size_t s = 0; rc == VAST_PC_OK && s + c->count <= pagecache_frames_now(pool) && fixed != SIZE_MAX - 1; s++) {
         size_t e = s + c->count;
         if (s / pool->frames_per_chunk != (e - 1) / pool->frames_per_chunk || (fixed != SIZE_MAX && s != fixed))
             continue;

@@ -33,8 +33,8 @@ static int alloc_chunks(struct vast_pool *pool)
 {
     for (size_t i = 0; i < pool->nchunks; i++) {
         size_t first = i * pool->frames_per_chunk;
-        size_t n = pool->nframes - first < pool->frames_per_chunk ? pool->nframes - first
-                                                                  : pool->frames_per_chunk;
+        size_t all = pool->nframes + pool->overdraft;
+        size_t n = all - first < pool->frames_per_chunk ? all - first : pool->frames_per_chunk;
         if (pool->ops->alloc_chunk(pool->dev, n << pool->page_shift, &pool->chunks[i]) != 0 ||
             !pool->chunks[i]) {
             pool->chunks[i] = NULL;
@@ -48,6 +48,27 @@ static int alloc_chunks(struct vast_pool *pool)
 int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t budget,
                           size_t page_size, size_t max_chunk, struct vast_pool **out)
 {
+    return pagecache_create_pool_overdraft(ops, dev, budget, 0, page_size, max_chunk, out);
+}
+
+/* The chunks' shape for nframes + overdraft frames; the overdraft is cut where it would make
+ * a pool that paged kernels can name (VAST_PC_ENTRY_MAX_CHUNKS chunks) one they cannot. */
+static void pool_layout(struct vast_pool *pool, size_t max_chunk_frames, size_t overdraft)
+{
+    size_t budget_chunks = (pool->nframes + max_chunk_frames - 1) / max_chunk_frames;
+    size_t most = VAST_PC_ENTRY_MAX_CHUNKS * max_chunk_frames;
+    if (budget_chunks <= VAST_PC_ENTRY_MAX_CHUNKS && pool->nframes + overdraft > most)
+        overdraft = most - pool->nframes;
+    pool->overdraft = overdraft;
+    size_t all = pool->nframes + overdraft;
+    pool->frames_per_chunk = max_chunk_frames < all ? max_chunk_frames : all;
+    pool->nchunks = (all + pool->frames_per_chunk - 1) / pool->frames_per_chunk;
+}
+
+int pagecache_create_pool_overdraft(const struct vast_device_ops *ops, void *dev, size_t budget,
+                                    size_t overdraft, size_t page_size, size_t max_chunk,
+                                    struct vast_pool **out)
+{
     if (!ops || !out || page_size < 4096 || (page_size & (page_size - 1)) ||
         budget < page_size || max_chunk < page_size)
         return VAST_PC_ERR_INVALID;
@@ -56,22 +77,32 @@ int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t b
         shift++;
     if ((budget >> shift) >= UINT32_MAX - 1)
         return VAST_PC_ERR_INVALID;
+    size_t extra = overdraft >> shift;
+    if (extra > UINT32_MAX - 2 - (budget >> shift))
+        extra = UINT32_MAX - 2 - (budget >> shift);
     VAST_PC_NEW(struct vast_pool, pool);
     pool->ops = ops;
     pool->dev = dev;
     pool->page_size = page_size;
     pool->page_shift = shift;
     pool->nframes = budget >> shift;
-    pool->frames_per_chunk = max_chunk >> shift;
-    if (pool->frames_per_chunk > pool->nframes)
-        pool->frames_per_chunk = pool->nframes;
-    pool->nchunks = (pool->nframes + pool->frames_per_chunk - 1) / pool->frames_per_chunk;
-    pool->chunks = calloc(pool->nchunks, sizeof *pool->chunks);
-    pool->frames = calloc(pool->nframes, sizeof *pool->frames);
-    int rc = pool->chunks && pool->frames ? alloc_chunks(pool) : VAST_PC_ERR_HOST_MEMORY;
+    int rc = VAST_PC_ERR_HOST_MEMORY;
+    /* With the overdraft first; where the device cannot give it, without (no loans then). */
+    for (int attempt = 0; attempt < 2 && rc != VAST_PC_OK; attempt++) {
+        if (attempt == 1 && pool->overdraft == 0)
+            break;
+        pool_layout(pool, max_chunk >> shift, attempt == 0 ? extra : 0);
+        pool->chunks = calloc(pool->nchunks, sizeof *pool->chunks);
+        pool->frames = calloc(pool->nframes + pool->overdraft, sizeof *pool->frames);
+        rc = pool->chunks && pool->frames ? alloc_chunks(pool) : VAST_PC_ERR_HOST_MEMORY;
+        if (rc) {
+            free(pool->chunks);
+            free(pool->frames);
+            pool->chunks = NULL;
+            pool->frames = NULL;
+        }
+    }
     if (rc) {
-        free(pool->chunks);
-        free(pool->frames);
         free(pool);
         return rc;
     }
@@ -183,7 +214,7 @@ static size_t extend_run(struct vast_pool *pool, size_t f, size_t want,
 {
     size_t n = 1;
     grant_one(pool, f, &out[0]);
-    while (n < want && f + n < pool->nframes && (f + n) % pool->frames_per_chunk != 0 &&
+    while (n < want && f + n < pagecache_frames_now(pool) && (f + n) % pool->frames_per_chunk != 0 &&
            ok(pool, f + n)) {
         grant_one(pool, f + n, &out[n]);
         n++;
@@ -193,11 +224,12 @@ static size_t extend_run(struct vast_pool *pool, size_t f, size_t want,
 
 static size_t grant_free(struct vast_pool *pool, size_t want, struct vast_frame_grant *out)
 {
-    for (size_t i = 0; i < pool->nframes; i++) {
-        size_t f = (pool->free_hint + i) % pool->nframes;
+    size_t all = pagecache_frames_now(pool);
+    for (size_t i = 0; i < all; i++) {
+        size_t f = (pool->free_hint + i) % all;
         if (frame_is_free(pool, f)) {
             size_t n = extend_run(pool, f, want, out, frame_is_free);
-            pool->free_hint = (f + n) % pool->nframes;
+            pool->free_hint = (f + n) % all;
             return n;
         }
     }
@@ -208,10 +240,10 @@ static size_t grant_free(struct vast_pool *pool, size_t want, struct vast_frame_
  * counts until one reaches zero. Gives up after a full pass in which nothing was evictable. */
 static size_t grant_victims(struct vast_pool *pool, size_t want, struct vast_frame_grant *out)
 {
-    size_t tries = pool->nframes;
+    size_t all = pagecache_frames_now(pool), tries = all;
     while (tries > 0) {
         size_t f = pool->clock_hand;
-        pool->clock_hand = (f + 1) % pool->nframes;
+        pool->clock_hand = (f + 1) % all;
         uint32_t s = frame_state(pool, f);
         if (VAST_FS_PINS(s) || (s & VAST_FS_IO)) {
             tries--;
@@ -219,11 +251,11 @@ static size_t grant_victims(struct vast_pool *pool, size_t want, struct vast_fra
         }
         if (VAST_FS_USAGE(s) > 0) {
             atomic_fetch_sub(&pool->frames[f].state, VAST_FS_USAGE_ONE);
-            tries = pool->nframes;
+            tries = all;
             continue;
         }
         size_t n = extend_run(pool, f, want, out, frame_is_extendable);
-        pool->clock_hand = (f + n) % pool->nframes;
+        pool->clock_hand = (f + n) % all;
         return n;
     }
     return 0;
@@ -259,7 +291,7 @@ void pagecache_discard_frames(struct vast_pool *pool, uint32_t f, size_t n)
 {
     if (n == 0 || !pool->ops->discard)
         return;
-    assert(f + n <= pool->nframes && f / pool->frames_per_chunk == (f + n - 1) / pool->frames_per_chunk);
+    assert(f + n <= pool->nframes + pool->overdraft && f / pool->frames_per_chunk == (f + n - 1) / pool->frames_per_chunk);
     pool->ops->discard(pool->dev, pagecache_frame_chunk(pool, f), pagecache_frame_offset(pool, f),
                        n << pool->page_shift);
     atomic_fetch_add(&pool->stats.discarded_bytes, (uint64_t)n << pool->page_shift);
@@ -279,12 +311,15 @@ void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *ou
     out->overlap_h2d_bytes = atomic_load(&pool->stats.overlap_h2d_bytes);
     out->discarded_bytes = atomic_load(&pool->stats.discarded_bytes);
     out->noload_bytes = atomic_load(&pool->stats.noload_bytes);
+    out->overdrafts = atomic_load(&pool->stats.overdrafts);
+    out->overdraft_max_frames = atomic_load(&pool->stats.overdraft_max_frames);
+    out->overdraft_write_backs = atomic_load(&pool->stats.overdraft_write_backs);
 }
 
 void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned)
 {
     size_t v = 0, d = 0, p = 0;
-    for (size_t f = 0; f < pool->nframes; f++) {
+    for (size_t f = 0; f < pagecache_frames_now(pool); f++) {
         uint32_t s = frame_state(pool, f);
         v += (s & VAST_FS_VALID) != 0;
         d += (s & VAST_FS_DIRTY) != 0;

@@ -68,6 +68,9 @@ struct vast_pool_stats {
     uint64_t discarded_bytes;
     /* Pages given a frame without a load (VAST_PC_NO_LOAD: a kernel overwrites them), in bytes. */
     uint64_t noload_bytes;
+    /* Overdrafts (README.md "Overdraft"): loans begun, the most frames lent at once, and the
+     * pages written back when a loan ended. */
+    uint64_t overdrafts, overdraft_max_frames, overdraft_write_backs;
 };
 
 /* Write-backs of one make_resident go out in windows of at most this many bytes (default):
@@ -83,7 +86,11 @@ struct vast_pool {
     void *dev;
     size_t page_size;
     unsigned page_shift;
-    size_t nframes, frames_per_chunk, nchunks;
+    /* nframes: the budget in frames, what planners plan for. overdraft: frames past it that
+     * the chunks also hold (frames [nframes, nframes + overdraft)), used only while lent
+     * (pagecache_overdraft_begin/end, README.md "Overdraft"); lent (pool lock): how many of
+     * them are in use now. Frames [0, pagecache_frames_now) are the ones grants and sweeps see. */
+    size_t nframes, overdraft, lent, frames_per_chunk, nchunks;
     vast_dev_chunk *chunks;
     struct vast_frame *frames;
     pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
@@ -105,6 +112,7 @@ struct vast_pool {
         _Atomic uint64_t hits, misses, evictions, dirty_evictions;
         _Atomic uint64_t unordered_d2h_transfers, overlap_h2d_bytes;
         _Atomic uint64_t discarded_bytes, noload_bytes;
+        _Atomic uint64_t overdrafts, overdraft_max_frames, overdraft_write_backs;
     } stats;
 };
 
@@ -120,6 +128,13 @@ struct vast_frame_grant {
  * The budget is rounded down to whole frames; chunks hold at most max_chunk bytes. */
 int pagecache_create_pool(const struct vast_device_ops *ops, void *dev, size_t budget,
                           size_t page_size, size_t max_chunk, struct vast_pool **out);
+/* The same with an overdraft of up to `overdraft` bytes (rounded down to whole frames) past the
+ * budget, allocated with the chunks and lent by pagecache_overdraft_begin. It is cut so that
+ * the pool keeps within VAST_PC_ENTRY_MAX_CHUNKS chunks where the budget alone does; when the
+ * device cannot allocate budget and overdraft, the pool is made with none (pool->overdraft 0). */
+int pagecache_create_pool_overdraft(const struct vast_device_ops *ops, void *dev, size_t budget,
+                                    size_t overdraft, size_t page_size, size_t max_chunk,
+                                    struct vast_pool **out);
 
 /* The shape of a device's pool. Default budget: three quarters of the device's memory. Default
  * page: 64 KiB (runs of pages coalesce into transfers of 1 MiB and more, which FACTS.md shows
@@ -185,6 +200,12 @@ static inline size_t pagecache_entry_offset(const struct vast_pool *p, uint32_t 
  * when the device cannot pin; unpinned memory is correct, only slower. */
 int pagecache_pin_host(struct vast_pool *pool, void *host, size_t bytes, vast_host_pin *out);
 void pagecache_unpin_host(struct vast_pool *pool, vast_host_pin pin);
+
+/* Pool lock held (or a racy snapshot): the frames in use now, the budget and what is lent. */
+static inline size_t pagecache_frames_now(const struct vast_pool *p)
+{
+    return p->nframes + p->lent;
+}
 
 static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t a, uint32_t b)
 {

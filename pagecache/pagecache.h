@@ -54,6 +54,17 @@ int pagecache_page_range(const struct vast_pc_buffer *buf, size_t offset, size_t
  * calls are waited for). */
 int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t count,
                             unsigned flags, struct vast_frame_loc *locs);
+/* ---- overdraft (overdraft.c, README.md "Overdraft") ---- */
+/* Lends `frames` frames past the budget (pool->overdraft at most; VAST_PC_ERR_NO_FRAMES past
+ * it): grants and the clock then see nframes + frames. A larger loan grows the one lent; one
+ * loan at a time per pool (interpose: the launch that runs). */
+int pagecache_overdraft_begin(struct vast_pool *pool, size_t frames);
+/* Ends the loan: the pages in lent frames leave (dirty ones written back and waited for), the
+ * frames go back to the device (ops->discard) and the pool is its budget again. Waits for
+ * transfers in flight there; VAST_PC_ERR_PINNED (nothing changed) while a lent frame is
+ * pinned; VAST_PC_ERR_TRANSFER when a write-back failed (every page stays, so does the loan). */
+int pagecache_overdraft_end(struct vast_pool *pool);
+
 #define VAST_PC_PACK 2u /* make_contiguous: the lowest window that can be taken, not the cheapest */
 
 /* Makes root pages [first, first+count) resident as ONE run of adjacent frames of one chunk,

@@ -30,7 +30,7 @@ static int make_twins(struct vast_pool *pool)
 {
     if (pool->twins)
         return VAST_PC_OK;
-    void *p = mmap(NULL, pool->nframes << pool->page_shift, PROT_READ | PROT_WRITE,
+    void *p = mmap(NULL, (pool->nframes + pool->overdraft) << pool->page_shift, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return VAST_PC_ERR_HOST_MEMORY;
@@ -41,7 +41,7 @@ static int make_twins(struct vast_pool *pool)
 void pagecache_free_twins(struct vast_pool *pool)
 {
     if (pool->twins)
-        munmap(pool->twins, pool->nframes << pool->page_shift);
+        munmap(pool->twins, (pool->nframes + pool->overdraft) << pool->page_shift);
     pool->twins = NULL;
 }
 

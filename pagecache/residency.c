@@ -153,7 +153,7 @@ void pc_for_each_resident(struct vast_pc_buffer *root, size_t first, size_t coun
                           int with_evicting, pc_visit_fn visit, void *ctx)
 {
     struct vast_pool *pool = root->pool;
-    if (count <= pool->nframes) {
+    if (count <= pagecache_frames_now(pool)) {
         for (size_t p = first; p < first + count; p++) {
             uint32_t f = pagecache_pt_frame(&root->pt, p);
             if (f != VAST_PT_NO_FRAME)
@@ -161,7 +161,7 @@ void pc_for_each_resident(struct vast_pc_buffer *root, size_t first, size_t coun
         }
         return;
     }
-    for (uint32_t f = 0; f < pool->nframes; f++) {
+    for (uint32_t f = 0; f < pagecache_frames_now(pool); f++) {
         struct vast_frame *fr = &pool->frames[f];
         if ((pc_state(pool, f) & VAST_FS_VALID) && fr->owner == root && fr->page >= first &&
             fr->page - first < count)
@@ -622,7 +622,7 @@ static int mr_transfer(struct mr_call *c, struct pc_io *ios)
  * with io_done broadcast). */
 static int io_in_flight(struct vast_pool *pool)
 {
-    for (size_t f = 0; f < pool->nframes; f++)
+    for (size_t f = 0; f < pagecache_frames_now(pool); f++)
         if (pc_state(pool, f) & VAST_FS_IO)
             return 1;
     return 0;
@@ -678,7 +678,7 @@ int pc_check_request(const struct vast_pc_buffer *buf, size_t first, size_t coun
 {
     if (!buf || first > buf->root->pt.npages || count > buf->root->pt.npages - first)
         return VAST_PC_ERR_INVALID;
-    size_t most = one_chunk ? buf->pool->frames_per_chunk : buf->pool->nframes;
+    size_t most = one_chunk ? buf->pool->frames_per_chunk : pagecache_frames_now(buf->pool);
     return count > most ? VAST_PC_ERR_NO_FRAMES : VAST_PC_OK;
 }
 

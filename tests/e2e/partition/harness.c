@@ -449,7 +449,12 @@ int harness_run_child(const struct harness_parent *p, const struct harness_run *
     snprintf(e_page, sizeof e_page, "VAST_PAGE_SIZE=%zu", run->page);
     snprintf(e_forced, sizeof e_forced, "VAST_FORCE_PAGED=%d", run->forced);
     snprintf(e_icd, sizeof e_icd, "OCL_ICD_VENDORS=%s", p->vendors);
-    const char *env[] = {e_mem, e_page, e_forced, e_icd, "VAST_STATS=1", run->quiet ? NULL : "VAST_LOG=info", NULL};
+    const char *env[] = {e_mem, e_page, e_forced, e_icd, "VAST_STATS=1", run->env, run->quiet ? NULL : "VAST_LOG=info",
+                         NULL};
+    if (run->env == NULL) { /* the list ends at the first NULL */
+        env[5] = env[6];
+        env[6] = NULL;
+    }
     char *args[] = {(char *)p->argv0, "--child", (char *)run->name, run->arg[0] ? (char *)run->arg : flipped,
                     run->arg[0] ? flipped : NULL, NULL};
     if (harness_spawn(args, env, run->timeout_s ? run->timeout_s : 300, r) != 0)

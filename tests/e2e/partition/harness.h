@@ -81,6 +81,7 @@ struct harness_run {
     bool quiet;          /* without VAST_LOG=info */
     int timeout_s;       /* 0: 300 */
     size_t ws, frac;     /* for the judge: the case's data, the fraction of it that is the budget */
+    const char *env;     /* one more "NAME=VALUE" for the child (NULL: none) */
 };
 
 /* What the parent keeps from run to run: the program, the vendors folder, --flip, the

@@ -10,7 +10,8 @@
 #                 run) divided by each, rounded down to the page size, at least one page;
 #                 0 = no budget at all (the data fits: direct mode)
 #   --refuse      fractions at which one work-group alone needs more than the budget: the run
-#                 must fail cleanly (sample exit 2, CL_OUT_OF_RESOURCES; or, where VAST runs
+#                 must pass on the overdraft (VAST_OVERDRAFT's default: frames borrowed past the
+#                 budget, VAST_STATS overdrafts >= 1) and, with VAST_OVERDRAFT=0, fail cleanly (sample exit 2, CL_OUT_OF_RESOURCES; or, where VAST runs
 #                 the launch asynchronously and the sample's next blocking call reports it,
 #                 CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) with a "vast: error:" line naming
 #                 --kernel and the work-group (not "not implemented"), never PASS, no crash
@@ -93,22 +94,27 @@ for frac in ${fractions//,/ }; do
         budget=$(( ws / frac / page_bytes * page_bytes ))
         [ "$budget" -ge "$page_bytes" ] || budget=$page_bytes
     fi
-    expect=pass
-    case ",$refuse," in *,"$frac",*) expect=refuse ;; esac
-    out="$tmp/icd.$frac.out"
-    VAST_DEVICE_MEMORY=$budget VAST_PAGE_SIZE=$page_bytes VAST_STATS=1 VAST_FORCE_PAGED=0 \
+    runs=pass
+    case ",$refuse," in *,"$frac",*) runs="overdraft refuse" ;; esac
+    for expect in $runs; do
+    od=auto
+    [ "$expect" = refuse ] && od=0
+    out="$tmp/icd.$frac.$expect.out"
+    VAST_DEVICE_MEMORY=$budget VAST_PAGE_SIZE=$page_bytes VAST_STATS=1 VAST_FORCE_PAGED=0 VAST_OVERDRAFT=$od \
         "$run_modes" "${vast_opts[@]}" --modes icd --timeout "$timeout_s" -- "$sample" "$@" > "$out" 2>&1
     rc=$?
     hash=$(sed -n 's/^run_modes: ok: icd (hash \([0-9a-f]*\))$/\1/p' "$out")
     stats=$(grep -E '^ *vast: stats: .*mode=partitioned' "$out" | head -3 | sed 's/^ *//')
     why=""
-    if [ "$expect" = pass ]; then
+    if [ "$expect" != refuse ]; then
         if [ "$rc" -ne 0 ] || [ -z "$hash" ]; then why="the VAST run failed (run_modes exit $rc)"
         elif [ "$hash" != "$ref" ]; then why="hash $hash differs from the direct run's $ref"
         elif [ "$frac" != 0 ] && ! grep -qE '^ *vast: stats: .*mode=partitioned .*partitions=([2-9]|[1-9][0-9]+)( |$)' "$out"; then
             why="no VAST_STATS line with mode=partitioned and partitions >= 2"
         elif [ "$frac" != 0 ] && [ "$host_plans" = 1 ] && ! grep -qE '^ *vast: stats: .*mode=partitioned .*host_plans=[1-9]' "$out"; then
             why="the page sets did not come from the host (no host_plans >= 1)"
+        elif [ "$expect" = overdraft ] && ! grep -qE '^ *vast: stats: .*mode=partitioned .*overdrafts=[1-9]' "$out"; then
+            why="no VAST_STATS line with mode=partitioned and overdrafts >= 1 (the overdraft was not taken)"
         fi
     else
         line=$(grep -E '^ *vast: error: ' "$out" | grep -iF -- "$kernel" | grep -iE 'work-group|work group|workgroup|cannot be paged' \
@@ -125,14 +131,16 @@ for frac in ${fractions//,/ }; do
     fi
     label="ws/$frac budget $((budget >> 10))K"
     [ "$frac" = 0 ] && label="no budget"
+    [ "$expect" = pass ] || label="$label VAST_OVERDRAFT=$od"
     if [ -z "$why" ]; then
-        echo "ok   $name page $page $label: $([ "$expect" = pass ] && echo "hash $hash" || echo "refused: ${line#"${line%%vast:*}"}")"
+        echo "ok   $name page $page $label: $([ "$expect" != refuse ] && echo "hash $hash" || echo "refused: ${line#"${line%%vast:*}"}")"
         [ -n "$stats" ] && echo "$stats" | sed 's/^/       /'
     else
         echo "FAIL $name page $page $label ($expect expected): $why"
         sed 's/^/    | /' "$out"
         status=1
     fi
+    done
 done
 [ "$status" = 0 ] && echo "samples.sh: PASS: $name page $page" || echo "samples.sh: FAIL: $name page $page"
 exit "$status"

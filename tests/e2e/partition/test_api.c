@@ -32,11 +32,13 @@
  *                report the application's work-groups
  *   group_slices2d  the same over a 2-D NDRange (16 x 96 at offset (5, 3), local 8 x 8): slices
  *                in both dimensions
- *   group_barrier_refused  the same with a barrier: its work-groups cannot be sliced, so it is
- *                refused by clEnqueueNDRangeKernel itself (CL_OUT_OF_RESOURCES, a log line naming
- *                the kernel and the work-group), buffers untouched: its page sets need no data
- *   guard_refused one work-group reads more than the budget: CL_OUT_OF_RESOURCES, a log line
- *                naming the kernel and the reason, buffers untouched
+ *   group_barrier_overdraft  the same with a barrier: its work-groups cannot be sliced, so each
+ *                runs alone on frames borrowed past the budget (the overdraft), same result
+ *   group_barrier_refused  the same with the overdraft off (VAST_OVERDRAFT=0): refused by
+ *                clEnqueueNDRangeKernel itself (CL_OUT_OF_RESOURCES, a log line naming the kernel
+ *                and the work-group), buffers untouched: its page sets need no data
+ *   guard_refused one work-item reads more than the budget, the overdraft off: CL_OUT_OF_RESOURCES,
+ *                a log line naming the kernel and the reason, buffers untouched
  *   launches100  the same kernel launched 100 times over 1 MiB that fits the budget: the data
  *                moves host->device once (VAST_STATS h2d_bytes <= data + one page)
  *
@@ -430,6 +432,8 @@ static const struct api_test tests[] = {
      "async_work_group_copy"},
     {"group_slices", "row_dot", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices, NULL, NULL},
     {"group_slices2d", "row_dot2", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices2d, NULL, NULL},
+    {"group_barrier_overdraft", "row_dot_sync", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_barrier, NULL,
+     NULL},
     {"group_barrier_refused", "row_dot_sync", 0, 256u << 10, REFUSED_AT_ENQUEUE, 0, 0, reason_wg, make_group_barrier,
      NULL, NULL},
     {"guard_refused", "whole_table", 0, 512u << 10, REFUSED, 0, 0, reason_wg, make_guard_refused, NULL, NULL},
@@ -459,7 +463,9 @@ static int runs(const void *c, const struct harness_opts *o, struct harness_run 
     size_t n = harness_sizes(o->pages, pages, max < 8 ? max : 8);
     for (size_t p = 0; p < n; p++)
         out[p] = (struct harness_run){.name = t->name, .page = pages[p], .ws = ws,
-                                      .budget = t->frac ? harness_budget(ws, t->frac, pages[p]) : t->budget};
+                                      .budget = t->frac ? harness_budget(ws, t->frac, pages[p]) : t->budget,
+                                      /* a unit over the budget is refused only without the overdraft */
+                                      .env = t->reasons == reason_wg ? "VAST_OVERDRAFT=0" : NULL};
     return (int)n;
 }
 

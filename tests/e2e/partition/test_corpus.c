@@ -12,9 +12,10 @@
  * the test, so new corpus kernels cannot be skipped silently.
  *
  * Expected outcome: same bytes as PoCL, with VAST_STATS showing mode=partitioned and at least
- * two partitions; or, where one work-group alone needs more pages than the budget (listed per
- * case and page size in `refuse`), CL_OUT_OF_RESOURCES, a "vast: error:" line naming the
- * kernel and the work-group, and every buffer untouched.
+ * two partitions; where one work-group alone needs more pages than the budget (listed per
+ * case and page size in `refuse`), the same on the overdraft (VAST_OVERDRAFT's default) and,
+ * in a second run with VAST_OVERDRAFT=0, CL_OUT_OF_RESOURCES, a "vast: error:" line naming
+ * the kernel and the work-group, and every buffer untouched.
  *
  * Usage: partition_corpus [--pages 4K,64K] [--fractions 2,4,16] [--case NAME[,NAME]] [--flip]
  * Fraction 0 runs without a budget (the data fits: direct). --flip flips one byte of VAST's
@@ -203,9 +204,17 @@ static int runs(const void *c, const struct harness_opts *o, struct harness_run 
     size_t n = 0;
     for (size_t p = 0; p < npages; p++) {
         for (size_t f = 0; f < nfracs && n < max; f++, n++) {
+            bool refuse = expect_refusal(sc, pages[p], fracs[f]);
             out[n] = (struct harness_run){.name = kc->name, .quiet = true, .page = pages[p], .ws = ws, .frac = fracs[f],
-                                          .budget = fracs[f] ? harness_budget(ws, fracs[f], pages[p]) : 0};
-            snprintf(out[n].arg, sizeof out[n].arg, "%d", expect_refusal(sc, pages[p], fracs[f]));
+                                          .budget = fracs[f] ? harness_budget(ws, fracs[f], pages[p]) : 0,
+                                          .env = refuse ? "VAST_OVERDRAFT=0" : NULL};
+            snprintf(out[n].arg, sizeof out[n].arg, "%d", refuse);
+            if (refuse && n + 1 < max) { /* and on the overdraft: runs */
+                out[n + 1] = out[n];
+                out[n + 1].env = NULL;
+                snprintf(out[n + 1].arg, sizeof out[n + 1].arg, "0");
+                n++;
+            }
         }
     }
     return (int)n;
@@ -219,7 +228,8 @@ static void judge(const void *c, const struct harness_run *run, const char *out,
     bool refuse = run->arg[0] == '1';
     long long parts = harness_stat(out, kc->name, "partitioned", "partitions");
     snprintf(what, nwhat, "%-10s page %3zuK ws/%-2zu budget %6zuK (ws %zuK)%s partitions=%lld faults=%lld", kc->name,
-             run->page >> 10, run->frac, run->budget >> 10, run->ws >> 10, refuse ? " refusal expected" : "", parts,
+             run->page >> 10, run->frac, run->budget >> 10, run->ws >> 10,
+             refuse ? " refusal expected (VAST_OVERDRAFT=0)" : "", parts,
              harness_stat(out, kc->name, "partitioned", "faults"));
     if (refuse && !harness_refusal_logged(out, kc->name, reason_wg))
         snprintf(why, n, "no 'vast: error:' line naming kernel '%s' and the work-group", kc->name);

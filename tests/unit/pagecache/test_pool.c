@@ -632,8 +632,58 @@ static void test_check(void **state)
     teardown_fx(fx);
 }
 
+/* The overdraft (overdraft.c): frames past the budget are granted only while lent; ending
+ * the loan writes back the dirty pages in them, drops their pages and leaves the budget. */
+static void test_overdraft(void **state)
+{
+    (void)state;
+    struct fixture *fx = calloc(1, sizeof *fx);
+    fake_device_init(&fx->dev);
+    assert_int_equal(pagecache_create_pool_overdraft(&fake_device_ops, &fx->dev, 4 * PG, 3 * PG, PG, 16 * PG,
+                                                     &fx->pool), 0);
+    assert_int_equal(fx->pool->nframes, 4);
+    assert_int_equal(fx->pool->overdraft, 3);
+    assert_int_equal(pagecache_create_backing(16 * PG, 0, &fx->store), 0);
+    assert_int_equal(pagecache_create_buffer(fx->pool, fx->store, &fx->buf), 0);
+    /* without a loan: the budget */
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 6, VAST_PC_PIN, NULL), VAST_PC_ERR_NO_FRAMES);
+    assert_int_equal(pagecache_overdraft_begin(fx->pool, 4), VAST_PC_ERR_NO_FRAMES);
+    assert_int_equal(pagecache_overdraft_begin(fx->pool, 2), 0);
+    struct vast_frame_loc locs[6];
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 6, VAST_PC_PIN, locs), 0);
+    for (size_t p = 0; p < 6; p++) {
+        memset(fake_chunk_mem(locs[p].chunk) + locs[p].offset, 0x40 + (int)p, PG);
+        assert_true(locs[p].frame < 6);
+    }
+    assert_int_equal(pagecache_mark_dirty(fx->buf, 0, 6), 0);
+    assert_null(pagecache_check(fx->pool));
+    /* pinned pages in lent frames: the loan cannot end */
+    assert_int_equal(pagecache_overdraft_end(fx->pool), VAST_PC_ERR_PINNED);
+    pagecache_unpin_range(fx->buf, 0, 6);
+    assert_int_equal(pagecache_overdraft_end(fx->pool), 0);
+    assert_null(pagecache_check(fx->pool));
+    size_t valid, dirty, pinned;
+    pagecache_count_frames(fx->pool, &valid, &dirty, &pinned);
+    assert_int_equal(valid, 4); /* the pages of the lent frames left */
+    for (uint32_t f = 4; f < 7; f++)
+        assert_int_equal(atomic_load(&fx->pool->frames[f].state), 0);
+    struct vast_pool_stats st;
+    pagecache_get_pool_stats(fx->pool, &st);
+    assert_int_equal(st.overdrafts, 1);
+    assert_int_equal(st.overdraft_max_frames, 2);
+    assert_int_equal(st.overdraft_write_backs, 2);
+    /* every byte survives: the ones written back by the end and the ones still resident */
+    unsigned char out[6 * PG];
+    assert_int_equal(pagecache_read(fx->buf, 0, 6 * PG, out), 0);
+    for (size_t i = 0; i < 6 * PG; i++)
+        assert_int_equal(out[i], 0x40 + (int)(i / PG));
+    /* the budget again */
+    assert_int_equal(pagecache_make_resident(fx->buf, 8, 5, VAST_PC_PIN, NULL), VAST_PC_ERR_NO_FRAMES);
+    teardown_fx(fx);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_geometry, test_coalescing, test_release_discards, test_coalescing_chunks, test_streaming_runs,
                  test_clock_order, test_pins_never_evicted, test_out_of_frames,
                  test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer,
-                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check, test_no_load)
+                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check, test_no_load, test_overdraft)
