@@ -103,10 +103,13 @@ extern void *__dso_handle;
  * builds too: launches then build what they need themselves. */
 static void hook_main_thread_exit(void)
 {
-    static _Thread_local bool hooked;
-    if (hooked || gettid() != getpid() || __cxa_thread_atexit_impl == NULL)
+    /* Only the main thread registers, so one flag for the process serves. (No thread_local
+     * here: one more in this library made LeakSanitizer's stop-the-world crash at every exit,
+     * "Tracer caught signal 11", in the ASan builds of CI.) */
+    static atomic_bool hooked;
+    if (atomic_load(&hooked) || gettid() != getpid() || __cxa_thread_atexit_impl == NULL)
         return;
-    hooked = __cxa_thread_atexit_impl(stop_at_main_thread_exit, NULL, &__dso_handle) == 0;
+    atomic_store(&hooked, __cxa_thread_atexit_impl(stop_at_main_thread_exit, NULL, &__dso_handle) == 0);
 }
 
 /* Lock held. */
