@@ -148,7 +148,8 @@ bool vast_partition_cover(struct vast_paged *r, size_t first, size_t end, uint8_
     struct collect c = {r, NULL, 0, 0, false};
     bool any = false;
     if (vast_affine_launch(r, &l, values, sizes) == 0 && vast_group_boxes(r, first, end, &l, collect_box, &c) == 0) {
-        qsort(c.segs, c.n, sizeof *c.segs, seg_order);
+        if (c.n > 1) /* c.segs is NULL when no box wrote (qsort's pointer must not be) */
+            qsort(c.segs, c.n, sizeof *c.segs, seg_order);
         for (size_t i = 0; i < c.n;) { /* merge overlapping and adjacent ranges of one buffer */
             size_t v = c.segs[i].v;
             long long lo = c.segs[i].lo, hi = c.segs[i].end;
