@@ -118,31 +118,56 @@ static cl_command_queue queue(cl_command_queue_properties props)
     return q;
 }
 
+/* One buffer of n words (seeded, with its expected contents), a queue and kernel `bump` over it. */
+struct one {
+    size_t n;
+    uint32_t *want, *got;
+    cl_mem m;
+    cl_command_queue q;
+    cl_kernel kr;
+};
+
+static void one_open(struct one *o, size_t n, uint32_t seed, uint32_t k, cl_command_queue_properties props)
+{
+    o->n = n;
+    o->want = malloc(n * 4);
+    o->got = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        o->want[i] = seed_word(i, seed);
+    o->m = make_buffer(o->want, n);
+    o->q = queue(props);
+    o->kr = kernel("bump", o->m, k);
+}
+
+/* Reads the buffer back (output poisoned), compares, then releases everything. */
+static void one_close(struct one *o, const char *what, int poison)
+{
+    memset(o->got, poison, o->n * 4);
+    CHECK_CL(clEnqueueReadBuffer(o->q, o->m, CL_TRUE, 0, o->n * 4, o->got, 0, NULL, NULL));
+    compare(what, o->got, o->want, o->n);
+    CHECK_CL(clFinish(o->q));
+    clReleaseKernel(o->kr);
+    clReleaseMemObject(o->m);
+    clReleaseCommandQueue(o->q);
+    free(o->want);
+    free(o->got);
+}
+
 static void test_repeat(void)
 {
-    const size_t n = 60001; /* 234 KiB: not a page multiple */
-    uint32_t *want = malloc(n * 4), *got = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        want[i] = seed_word(i, 11);
-    cl_mem m = make_buffer(want, n);
-    cl_command_queue q = queue(0);
-    cl_kernel kr = kernel("bump", m, 0);
+    struct one o;
+    one_open(&o, 60001, 11, 0, 0); /* 234 KiB: not a page multiple */
     for (uint32_t round = 0; round < 60; round++) {
-        CHECK_CL(clSetKernelArg(kr, 1, sizeof round, &round));
-        launch(q, kr, n, NULL);
-        host_bump(want, n, round);
+        CHECK_CL(clSetKernelArg(o.kr, 1, sizeof round, &round));
+        launch(o.q, o.kr, o.n, NULL);
+        host_bump(o.want, o.n, round);
         if (round % 20 == 19) {
-            memset(got, 0xa5, n * 4);
-            CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-            compare("repeat", got, want, n);
+            memset(o.got, 0xa5, o.n * 4);
+            CHECK_CL(clEnqueueReadBuffer(o.q, o.m, CL_TRUE, 0, o.n * 4, o.got, 0, NULL, NULL));
+            compare("repeat", o.got, o.want, o.n);
         }
     }
-    CHECK_CL(clFinish(q));
-    clReleaseKernel(kr);
-    clReleaseMemObject(m);
-    clReleaseCommandQueue(q);
-    free(want);
-    free(got);
+    one_close(&o, "repeat", 0xa5);
 }
 
 static void test_ordered(void)
@@ -385,86 +410,57 @@ static void test_threads(void)
 
 static void test_stream(cl_command_queue_properties props)
 {
-    const size_t n = 20011;
-    uint32_t *want = malloc(n * 4), *got = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        want[i] = seed_word(i, 31);
-    cl_mem m = make_buffer(want, n);
-    cl_command_queue q = queue(props);
-    cl_kernel kr = kernel("bump", m, 7);
+    struct one o;
+    one_open(&o, 20011, 31, 7, props);
     cl_event first; /* through VAST: its pages become resident */
-    launch(q, kr, n, &first);
+    launch(o.q, o.kr, o.n, &first);
     CHECK_CL(clWaitForEvents(1, &first));
     clReleaseEvent(first);
-    host_bump(want, n, 7);
+    host_bump(o.want, o.n, 7);
+    cl_event prev = NULL; /* out of order: each launch waits for the one before */
     for (int i = 0; i < 300; i++) {
-        cl_event ev = NULL; /* out of order: each launch waits for the one before */
-        static cl_event prev;
+        cl_event ev = NULL;
         if (props != 0 && i > 0)
-            CHECK_CL(clEnqueueNDRangeKernel(q, kr, 1, NULL, &n, NULL, 1, &prev, &ev));
+            CHECK_CL(clEnqueueNDRangeKernel(o.q, o.kr, 1, NULL, &o.n, NULL, 1, &prev, &ev));
         else
-            launch(q, kr, n, props != 0 ? &ev : NULL);
-        if (props != 0) {
-            if (i > 0)
-                clReleaseEvent(prev);
-            prev = ev;
-            if (i == 299) {
-                CHECK_CL(clWaitForEvents(1, &prev));
-                clReleaseEvent(prev);
-            }
-        }
-        host_bump(want, n, 7);
+            launch(o.q, o.kr, o.n, props != 0 ? &ev : NULL);
+        if (prev != NULL)
+            clReleaseEvent(prev);
+        prev = ev;
+        host_bump(o.want, o.n, 7);
     }
-    memset(got, 0x77, n * 4);
-    CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare(props != 0 ? "stream, out of order" : "stream", got, want, n);
-    CHECK_CL(clFinish(q));
-    clReleaseKernel(kr);
-    clReleaseMemObject(m);
-    clReleaseCommandQueue(q);
-    free(want);
-    free(got);
+    if (prev != NULL) {
+        CHECK_CL(clWaitForEvents(1, &prev));
+        clReleaseEvent(prev);
+    }
+    one_close(&o, props != 0 ? "stream, out of order" : "stream", 0x77);
 }
 
 static void test_mapwrite(void)
 {
-    const size_t n = 40009;
-    uint32_t *want = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        want[i] = seed_word(i, 21);
-    cl_mem m = make_buffer(want, n);
-    cl_command_queue q = queue(0);
-    cl_kernel kr = kernel("bump", m, 3);
+    struct one o;
+    one_open(&o, 40009, 21, 3, 0);
     cl_int err = CL_SUCCESS;
     for (uint32_t round = 0; round < 40 && err == CL_SUCCESS; round++) {
         cl_event first; /* the write mapping dropped a page: this one loads it, through VAST */
-        launch(q, kr, n, &first);
+        launch(o.q, o.kr, o.n, &first);
         CHECK_CL(clWaitForEvents(1, &first));
         clReleaseEvent(first);
-        launch(q, kr, n, NULL); /* on the queue: its pages are resident */
-        host_bump(want, n, 3);
-        host_bump(want, n, 3);
-        size_t at = (round * 997u) % (n - 300);
-        uint32_t *p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE, at * 4, 300 * 4, 0, NULL, NULL, &err);
+        launch(o.q, o.kr, o.n, NULL); /* on the queue: its pages are resident */
+        host_bump(o.want, o.n, 3);
+        host_bump(o.want, o.n, 3);
+        size_t at = (round * 997u) % (o.n - 300);
+        uint32_t *p = clEnqueueMapBuffer(o.q, o.m, CL_TRUE, CL_MAP_WRITE, at * 4, 300 * 4, 0, NULL, NULL, &err);
         if (err != CL_SUCCESS) {
             fprintf(stderr, "mapwrite: round %u: clEnqueueMapBuffer = %d\n", round, err);
             failures++;
             break;
         }
         for (size_t i = 0; i < 300; i++)
-            p[i] = want[at + i] = seed_word(at + i, round);
-        CHECK_CL(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+            p[i] = o.want[at + i] = seed_word(at + i, round);
+        CHECK_CL(clEnqueueUnmapMemObject(o.q, o.m, p, 0, NULL, NULL));
     }
-    uint32_t *got = malloc(n * 4);
-    memset(got, 0x3c, n * 4);
-    CHECK_CL(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, got, 0, NULL, NULL));
-    compare("mapwrite", got, want, n);
-    CHECK_CL(clFinish(q));
-    clReleaseKernel(kr);
-    clReleaseMemObject(m);
-    clReleaseCommandQueue(q);
-    free(want);
-    free(got);
+    one_close(&o, "mapwrite", 0x3c);
 }
 
 int main(void)
