@@ -15,6 +15,7 @@
  * in two and each half evaluated on its own, recursively, within a budget of evaluations per
  * site; what is left unsplit when the budget runs out is reported whole (a superset). */
 #include "translate.h"
+#include "affine_arg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ static int fits(struct ival v, const struct translate_anode *n)
     return v.lo >= lo && v.hi <= hi && v.lo <= v.hi;
 }
 
-static int arg_value(const struct translate_alaunch *l, const struct translate_anode *n, wide *out)
+int tr_affine_arg_value(const struct translate_alaunch *l, const struct translate_anode *n, wide *out)
 {
     if (n->v < 0 || (unsigned long long)n->v >= l->num_args || l->args == NULL || l->args[n->v] == NULL)
         return -1;
@@ -211,7 +212,7 @@ static int eval(struct env *e, const struct translate_aexpr *x, struct ival *out
             break;
         case TRANSLATE_AOP_ARG: {
             wide w;
-            rc = arg_value(e->l, n, &w);
+            rc = tr_affine_arg_value(e->l, n, &w);
             v = point(w);
             break;
         }

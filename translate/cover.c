@@ -14,6 +14,7 @@
  * ids at once) reports nothing for that site: the result is a subset, never a superset.
  * Pure functions; no global state. */
 #include "translate.h"
+#include "affine_arg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,21 +61,6 @@ static int fits(const struct lin *v, const struct translate_anode *n, const stru
     return lo >= tlo && hi <= thi;
 }
 
-static int arg_value(const struct translate_alaunch *l, const struct translate_anode *n, wide *out)
-{
-    if (n->v < 0 || (unsigned long long)n->v >= l->num_args || l->args == NULL || l->args[n->v] == NULL)
-        return -1;
-    unsigned long long u = 0;
-    size_t size = l->arg_sizes[n->v];
-    if (size != 1 && size != 2 && size != 4 && size != 8)
-        return -1;
-    memcpy(&u, l->args[n->v], size); /* little-endian hosts, as the devices */
-    if (size < 8 && n->is_signed && (u >> (size * 8 - 1)) & 1)
-        u |= ~0ull << (size * 8);
-    *out = n->is_signed ? (wide)(long long)u : (wide)u;
-    return 0;
-}
-
 /* A leaf's linear form; -1 for what is not linear in the global ids. */
 static int leaf(const struct translate_alaunch *l, const struct translate_anode *n, struct lin *v)
 {
@@ -84,7 +70,7 @@ static int leaf(const struct translate_alaunch *l, const struct translate_anode 
              (unsigned)d < (l->dims ? l->dims : 1);
     switch (n->op) {
     case TRANSLATE_AOP_CONST: v->k = n->is_signed ? (wide)n->v : (wide)(unsigned long long)n->v; return 0;
-    case TRANSLATE_AOP_ARG: return arg_value(l, n, &v->k);
+    case TRANSLATE_AOP_ARG: return tr_affine_arg_value(l, n, &v->k);
     case TRANSLATE_AOP_GLOBAL_ID:
         if (in)
             v->c[d] = 1;
