@@ -83,6 +83,7 @@ struct vast_paged {
     struct vast_pool *pool;
     const struct translate_kernel *tk;
     cl_kernel pk;                     /* real paged kernel (taken from the pool) */
+    cl_kernel pkr;                    /* a resumable kernel's ranges build (VAST_VARIANT_RANGES), else NULL */
     struct vast_varg *va;
     size_t nva;
     size_t pages;                     /* virtual pages, page 0 included */

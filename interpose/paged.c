@@ -157,9 +157,12 @@ static void choose_local(struct vast_paged *r)
         memcpy(r->local, reqd, sizeof reqd);
         return;
     }
-    if (r->d->clGetKernelWorkGroupInfo(r->pk, r->dev->real, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL) ==
-            CL_SUCCESS && kmax > 0 && kmax < max)
-        max = kmax;
+    for (int b = 0; b < 2; b++) { /* both builds of a resumable kernel run it */
+        cl_kernel k = b == 0 ? r->pk : r->pkr;
+        if (k != NULL && r->d->clGetKernelWorkGroupInfo(k, r->dev->real, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                                                        NULL) == CL_SUCCESS && kmax > 0 && kmax < max)
+            max = kmax;
+    }
     for (size_t l = max; l >= 1; l--)
         if (sh->global[0] % l == 0) {
             r->local[0] = l;
@@ -209,23 +212,23 @@ void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4
 }
 
 /* The ABI arguments that stay the same for every partition. */
-static cl_int set_abi(struct vast_paged *r)
+static cl_int set_abi(struct vast_paged *r, cl_kernel kernel)
 {
     cl_uint n = r->cmd->num_args + 1; /* after vast_lpt, set per partition */
     cl_int err = CL_SUCCESS;
     for (size_t c = 0; c < TRANSLATE_MAX_POOL_CHUNKS && err == CL_SUCCESS; c++) {
         cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[c < r->pool->nchunks ? c : 0]);
-        err = r->d->clSetKernelArg(r->pk, n++, sizeof chunk, &chunk);
+        err = r->d->clSetKernelArg(kernel, n++, sizeof chunk, &chunk);
     }
     cl_ulong4 gsize, goff;
     vast_paged_geometry(r, &gsize, &goff);
     if (err == CL_SUCCESS)
-        err = r->d->clSetKernelArg(r->pk, n++, sizeof(cl_mem), &r->scratch);
+        err = r->d->clSetKernelArg(kernel, n++, sizeof(cl_mem), &r->scratch);
     n++; /* vast_faults: per partition, like vast_lpt */
     if (err == CL_SUCCESS)
-        err = r->d->clSetKernelArg(r->pk, n++, sizeof gsize, &gsize);
+        err = r->d->clSetKernelArg(kernel, n++, sizeof gsize, &gsize);
     if (err == CL_SUCCESS)
-        err = r->d->clSetKernelArg(r->pk, n++, sizeof goff, &goff);
+        err = r->d->clSetKernelArg(kernel, n++, sizeof goff, &goff);
     return err;
 }
 
@@ -249,6 +252,11 @@ static cl_int open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_co
         return err;
     r->pk = vast_variant_take(cmd->kernel, VAST_VARIANT_PAGED, r->dev);
     VAST_RETURN_IF(r->pk == NULL, CL_OUT_OF_RESOURCES, "kernel '%s' has no paged variant", cmd->kernel->name);
+    if (tk->resumable) { /* its launches in iteration ranges run the build with the machinery */
+        r->pkr = vast_variant_take(cmd->kernel, VAST_VARIANT_RANGES, r->dev);
+        VAST_RETURN_IF(r->pkr == NULL, CL_OUT_OF_RESOURCES, "kernel '%s' has no paged variant for iteration ranges",
+                       cmd->kernel->name);
+    }
     cl_command_queue_properties props = 0;
     if (rq != NULL)
         r->d->clGetCommandQueueInfo(rq, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
@@ -302,10 +310,13 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
         err = open_scratch(r);
     for (int s = 0; s < 2 && err == CL_SUCCESS; s++) /* each run writes its header first (hdr_start) */
         r->faults[s] = real_buffer(r, FAULT_WORDS * 4, NULL, &err);
-    if (err == CL_SUCCESS)
-        err = vast_paged_set_args(r, r->pk);
-    if (err == CL_SUCCESS)
-        err = set_abi(r);
+    for (int b = 0; b < 2 && err == CL_SUCCESS; b++) {
+        cl_kernel k = b == 0 ? r->pk : r->pkr;
+        if (k != NULL)
+            err = vast_paged_set_args(r, k);
+        if (k != NULL && err == CL_SUCCESS)
+            err = set_abi(r, k);
+    }
     return err;
 }
 
@@ -322,6 +333,7 @@ void vast_paged_close(struct vast_paged *r)
             r->d->clReleaseMemObject(r->arg_const[i]);
     free(r->arg_const);
     vast_variant_give(r->cmd->kernel, VAST_VARIANT_PAGED, r->pk, r->dev);
+    vast_variant_give(r->cmd->kernel, VAST_VARIANT_RANGES, r->pkr, r->dev);
     free(r->fault_host[0]);
     free(r->fault_host[1]);
     free(r->sticky);

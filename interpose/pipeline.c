@@ -379,7 +379,8 @@ static cl_int overdraft_end(struct vast_paged *r)
  * the fault log header; *kev is the kernel's event, *fev the header read's. Each slot has its
  * own page table and fault log, so that a partition can be enqueued behind the previous one
  * while that one's log is still to be read. */
-static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, size_t end, cl_event *kev, cl_event *fev)
+static cl_int enqueue_partition(struct vast_paged *r, cl_kernel pk, int slot, size_t first, size_t end, cl_event *kev,
+                                cl_event *fev)
 {
     cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
     cl_command_queue q = r->sq[slot];
@@ -389,14 +390,14 @@ static cl_int enqueue_partition(struct vast_paged *r, int slot, size_t first, si
         err = r->d->clEnqueueWriteBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
                                          r->hdr_start, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = r->d->clSetKernelArg(r->pk, r->cmd->num_args, sizeof(cl_mem), &r->lpt[slot]);
+        err = r->d->clSetKernelArg(pk, r->cmd->num_args, sizeof(cl_mem), &r->lpt[slot]);
     if (err == CL_SUCCESS)
-        err = r->d->clSetKernelArg(r->pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 1, sizeof(cl_mem),
+        err = r->d->clSetKernelArg(pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 1, sizeof(cl_mem),
                                    &r->faults[slot]);
     if (err == CL_SUCCESS)
-        err = r->d->clSetKernelArg(r->pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 4, sizeof cfg, &cfg);
+        err = r->d->clSetKernelArg(pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 4, sizeof cfg, &cfg);
     if (err == CL_SUCCESS)
-        err = vast_paged_enqueue(r, q, r->pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 5, first, end, kev);
+        err = vast_paged_enqueue(r, q, pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 5, first, end, kev);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
                                         r->fault_hdr[slot], 0, NULL, fev);
@@ -617,9 +618,13 @@ static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t firs
 {
     f->kev = f->fev = NULL;
     f->enqueued = vast_now_ns();
-    cl_int err = vast_paged_set_iters(r, r->pk, false, f->p->iter_first, f->p->iter_end);
+    /* a resumable kernel's range runs its ranges build; everything else the build without the
+     * machinery (whole launches: the same iterations as the original) */
+    bool ranged = r->pkr != NULL && (f->p->iter_first != 0 || f->p->iter_end != 0);
+    cl_kernel pk = ranged ? r->pkr : r->pk;
+    cl_int err = vast_paged_set_iters(r, pk, false, f->p->iter_first, f->p->iter_end);
     if (err == CL_SUCCESS)
-        err = enqueue_partition(r, f->slot, first, end, &f->kev, &f->fev);
+        err = enqueue_partition(r, pk, f->slot, first, end, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
         cl_event ev[2] = {f->kev, f->fev};
         for (int i = 0; i < 2; i++)

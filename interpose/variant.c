@@ -32,7 +32,7 @@ _Static_assert(VAST_PC_ENTRY_CHUNK_SHIFT == TRANSLATE_LPT_CHUNK_SHIFT &&
  * background build) needs it. */
 struct vast_device_builds {
     cl_device_id dev; /* a root VAST device */
-    bool paged_tried, inspector_tried;
+    bool tried[VAST_VARIANT_COUNT]; /* paged, inspector, ranges: the build was attempted */
     cl_program built[VAST_VARIANT_COUNT];
     char *error[VAST_VARIANT_COUNT]; /* what each build said, logged at the first launch that needs it */
 };
@@ -86,16 +86,16 @@ static char *build_failure(struct vast_backend *be, cl_program real, cl_device_i
 /* The translated programs are built for the device's page cache: its page shift and chunk
  * count become constants (translate.h, VAST_PAGE_SHIFT and VAST_POOL_CHUNKS). */
 static cl_program build_source(cl_program app, cl_device_id dev, const char *src, const char *options,
-                               const char *what, char **error, bool *again)
+                               const char *more, const char *what, char **error, bool *again)
 {
     struct vast_backend *be = dev->backend;
     cl_int err;
     struct vast_pool *pool = vast_device_pool(dev, &err);
-    size_t len = (options ? strlen(options) : 0) + 64;
+    size_t len = (options ? strlen(options) : 0) + strlen(more) + 64;
     char *opts = pool != NULL ? malloc(len) : NULL;
     if (opts != NULL)
-        snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu", options ? options : "",
-                 pool->page_shift, pool->nchunks);
+        snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu%s", options ? options : "",
+                 pool->page_shift, pool->nchunks, more);
     cl_int status;
     cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &status); /* a cached binary, else source */
     if (p != NULL && status != CL_SUCCESS) {
@@ -207,12 +207,13 @@ static struct vast_device_builds *device_builds(struct vast_launch_program *s, c
 }
 
 /* The program's state with the translation done and dev's paged program built (and its
- * inspector if asked), or NULL; *builds receives dev's builds (NULL when there are none). One
+ * inspector or ranges build if `want` says so), or NULL; *builds receives dev's builds (NULL
+ * when there are none). One
  * thread does each step (s->busy, the lock released meanwhile); the others wait for it, so a
  * launch waits only for what a background build (prebuild.c) has not done yet. The
  * translation is made once for every device, the programs once per device. */
-static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, bool inspector, bool quiet,
-                                                 struct vast_device_builds **builds)
+static struct vast_launch_program *program_state(cl_program p, cl_device_id dev, enum vast_variant want,
+                                                 bool quiet, struct vast_device_builds **builds)
 {
     pthread_mutex_lock(&p->obj.lock);
     struct vast_launch_program *s = state_of(p);
@@ -223,16 +224,16 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
             pthread_cond_wait(&s->idle, &p->obj.lock);
         bool translate = !s->tried;
         d = !translate && s->tr != NULL ? device_builds(s, dev) : NULL;
-        bool paged = d != NULL && !d->paged_tried && s->tr->paged_source != NULL;
-        bool inspect = d != NULL && !paged && inspector && !d->inspector_tried && s->tr->inspector_source != NULL;
-        if (!translate && !paged && !inspect)
+        enum vast_variant v = VAST_VARIANT_PAGED;
+        if (d != NULL && d->tried[v] && want != VAST_VARIANT_PAGED)
+            v = want;
+        const char *src = d == NULL ? NULL : v == VAST_VARIANT_INSPECTOR ? s->tr->inspector_source : s->tr->paged_source;
+        bool build = d != NULL && !d->tried[v] && src != NULL;
+        if (!translate && !build)
             break;
         s->busy = s->tried = true;
-        enum vast_variant v = inspect ? VAST_VARIANT_INSPECTOR : VAST_VARIANT_PAGED;
-        if (paged)
-            d->paged_tried = true;
-        if (inspect)
-            d->inspector_tried = true;
+        if (build)
+            d->tried[v] = true;
         char *options = translate && p->options != NULL ? strdup(p->options) : NULL;
         const struct translate_result *tr = s->tr;
         pthread_mutex_unlock(&p->obj.lock);
@@ -240,8 +241,10 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
         if (translate)
             program_translate(p, dev, options, &out);
         else
-            out.built = build_source(p, dev, inspect ? tr->inspector_source : tr->paged_source, tr->build_options,
-                                     inspect ? "inspector" : "paged", &out.error, &again[v]);
+            out.built = build_source(p, dev, src, tr->build_options, v == VAST_VARIANT_PAGED ? " -D VAST_WHOLE" : "",
+                                     v == VAST_VARIANT_INSPECTOR ? "inspector" : v == VAST_VARIANT_RANGES ? "ranges"
+                                                                                                           : "paged",
+                                     &out.error, &again[v]);
         free(options);
         pthread_mutex_lock(&p->obj.lock);
         if (translate) {
@@ -254,10 +257,9 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
         s->busy = false;
         pthread_cond_broadcast(&s->idle);
     }
-    if (d != NULL && again[VAST_VARIANT_PAGED]) /* the driver was out of memory: try at the next launch */
-        d->paged_tried = false;
-    if (d != NULL && again[VAST_VARIANT_INSPECTOR])
-        d->inspector_tried = false;
+    for (int v = 0; d != NULL && v < VAST_VARIANT_COUNT; v++)
+        if (again[v]) /* the driver was out of memory: try at the next launch */
+            d->tried[v] = false;
     if (s != NULL && !quiet)
         report(p, s, d);
     pthread_mutex_unlock(&p->obj.lock);
@@ -277,17 +279,26 @@ bool vast_variant_claim_prebuild(cl_program p)
 }
 
 /* The inspector is left to the first partitioned launch that needs it: built speculatively it
- * cost every program a second build (pyopencl's elementwise kernels, run resident, never use it). */
+ * cost every program a second build (pyopencl's elementwise kernels, run resident, never use it).
+ * The ranges build is made too when a kernel has a resumable loop: every paged launch of such a
+ * kernel takes it (paged.c). */
 void vast_variant_prebuild(cl_program p, cl_device_id dev)
 {
     struct vast_device_builds *b;
-    program_state(p, dev, false, true, &b);
+    struct vast_launch_program *s = program_state(p, dev, VAST_VARIANT_PAGED, true, &b);
+    bool resumable = false;
+    pthread_mutex_lock(&p->obj.lock);
+    for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels; i++)
+        resumable |= s->tr->kernels[i].paged_ok && s->tr->kernels[i].resumable;
+    pthread_mutex_unlock(&p->obj.lock);
+    if (resumable)
+        program_state(p, dev, VAST_VARIANT_RANGES, true, &b);
 }
 
 const struct translate_kernel *vast_variant_meta(cl_kernel k, cl_device_id dev, const char **why)
 {
     struct vast_device_builds *b;
-    struct vast_launch_program *s = program_state(k->program, dev, false, false, &b);
+    struct vast_launch_program *s = program_state(k->program, dev, VAST_VARIANT_PAGED, false, &b);
     *why = k->program->source == NULL ? no_source_why(k->program) : "its program could not be translated";
     for (size_t i = 0; s != NULL && s->tr != NULL && i < s->tr->num_kernels; i++) {
         const struct translate_kernel *tk = &s->tr->kernels[i];
@@ -348,7 +359,7 @@ cl_kernel vast_variant_take(cl_kernel k, enum vast_variant v, cl_device_id dev)
         from = atomic_load(&k->program->real);
     } else {
         struct vast_device_builds *b;
-        program_state(k->program, dev, v == VAST_VARIANT_INSPECTOR, false, &b);
+        program_state(k->program, dev, v, false, &b);
         from = b != NULL ? b->built[v] : NULL;
     }
     cl_int err = CL_INVALID_PROGRAM;

@@ -16,7 +16,16 @@
 
 struct translate_kernel;
 
-enum vast_variant { VAST_VARIANT_ORIGINAL, VAST_VARIANT_PAGED, VAST_VARIANT_INSPECTOR, VAST_VARIANT_COUNT };
+/* PAGED: the paged program built with -D VAST_WHOLE (no iteration-range machinery: every
+ * launch of every iteration); RANGES: the same program with the machinery, for the launches
+ * of a resumable kernel in iteration ranges (translate/prelude.c, TR_RESUME). */
+enum vast_variant {
+    VAST_VARIANT_ORIGINAL,
+    VAST_VARIANT_PAGED,
+    VAST_VARIANT_INSPECTOR,
+    VAST_VARIANT_RANGES,
+    VAST_VARIANT_COUNT
+};
 
 /* The kernel's translation metadata, translating and building the paged programs on first
  * call; NULL when the kernel cannot be paged, with *why set to a static reason (the details

@@ -46,31 +46,36 @@
     ">> 42) & 0x1fffff), 1); cx->ks = max(k, (uint4)(1)); }\n"
 
 /* Resumable loops (resume.c): the records of a work-item (and of its work-group) in the two
- * slots of a spill area, found by their position; byte copies of variables to and from them. */
+ * slots of a spill area, found by their position; byte copies of variables to and from them.
+ * The machinery a kernel's text gets is written inside VAST_RG(...) (statements and operands)
+ * and VAST_RI(type, offset, initializer) (a restoring initializer): the runtime builds the
+ * program twice, with -D VAST_WHOLE (the machinery gone: launches of every iteration) and
+ * without (launches in iteration ranges), because its mere presence costs the loop registers
+ * (translate/README.md, "Resumable loops"). */
 #define TR_RESUME                                                                         \
+    "#ifdef VAST_WHOLE\n#define VAST_RG(...)\n#define VAST_RI(T, o, i) (i)\n#else\n"       \
+    "#define VAST_RG(...) __VA_ARGS__\n"                                                   \
+    "#define VAST_RI(T, o, i) (vast_rr != 0 ? *(__global const T *)(vast_rr + (o)) : (i))\n#endif\n" \
     "void vast_rs_put(__global uchar *d, const uchar *s, uint n) { for (uint i = 0; i < n; i++) d[i] = s[i]; }\n" \
     "void vast_rs_get(uchar *d, __global const uchar *s, uint n) { for (uint i = 0; i < n; i++) d[i] = s[i]; }\n" \
     "void vast_rs_lput(__global uchar *d, __local const uchar *s, uint n, uint i0, uint st) { for (uint i = i0; " \
     "i < n; i += st) d[i] = s[i]; }\n"                                                     \
     "void vast_rs_lget(__local uchar *d, __global const uchar *s, uint n, uint i0, uint st) { for (uint i = i0; " \
     "i < n; i += st) d[i] = s[i]; }\n"                                                     \
-    "uint vast_rs_lid(__local vast_ctx *cx) { return (uint)(vast_get_local_id(0, cx) + vast_get_local_size(0, " \
-    "cx) * (vast_get_local_id(1, cx) + vast_get_local_size(1, cx) * vast_get_local_id(2, cx))); }\n" \
-    "uint vast_rs_lsz(__local vast_ctx *cx) { return (uint)(vast_get_local_size(0, cx) * vast_get_local_size(1, " \
-    "cx) * vast_get_local_size(2, cx)); }\n"                                               \
-    "void vast_rs_find(__global uchar *sp, __global uchar *in, ulong s0, ulong R, ulong G, __global uchar **rr, " \
-    "__global uchar **rw, __global uchar **gr, __global uchar **gw, __local vast_ctx *cx) { *rr = 0; *rw = 0; " \
-    "*gr = 0; *gw = 0; if (sp == 0) return; ulong wi = 0, wg = 0; for (int d = 2; d >= 0; d--) { wi = wi * " \
+    "typedef struct { __global uchar *rr, *rw, *gr, *gw; } vast_rs_at;\n"                \
+    "vast_rs_at vast_rs_find(__global uchar *sp, __global uchar *in, ulong s0, ulong R, ulong G, " \
+    "__local vast_ctx *cx) { vast_rs_at a; a.rr = 0; a.rw = 0; a.gr = 0; a.gw = 0; if (sp == 0) return a; " \
+    "ulong wi = 0, wg = 0; for (int d = 2; d >= 0; d--) { wi = wi * " \
     "vast_gsize_of((uint)d, cx) + (vast_get_global_id((uint)d, cx) - vast_get_global_offset((uint)d, cx)); " \
     "wg = wg * vast_get_num_groups((uint)d, cx) + vast_get_group_id((uint)d, cx); } ulong nwi = " \
     "vast_gsize_of(0, cx) * vast_gsize_of(1, cx) * vast_gsize_of(2, cx), nwg = vast_get_num_groups(0, cx) * " \
     "vast_get_num_groups(1, cx) * vast_get_num_groups(2, cx); ulong gb = 2 * nwi * R; uint ws = 0; if (s0 != " \
-    "0) { if (in != 0 && *(__global const ulong *)(in + wi * R) == s0) { *rr = in + wi * R; *gr = in + gb + " \
-    "wg * G; } else if (in != 0 && *(__global const ulong *)(in + (nwi + wi) * R) == s0) { *rr = in + (nwi + " \
-    "wi) * R; *gr = in + gb + (nwg + wg) * G; } else if (*(__global const ulong *)(sp + wi * R) == s0) { *rr " \
-    "= sp + wi * R; *gr = sp + gb + wg * G; ws = 1; } else if (*(__global const ulong *)(sp + (nwi + wi) * R) " \
-    "== s0) { *rr = sp + (nwi + wi) * R; *gr = sp + gb + (nwg + wg) * G; } ws = *(__global const " \
-    "ulong *)(sp + wi * R) == s0; } *rw = sp + (ws * nwi + wi) * R; *gw = sp + gb + (ws * nwg + wg) * G; }\n"
+    "0) { if (in != 0 && *(__global const ulong *)(in + wi * R) == s0) { a.rr = in + wi * R; a.gr = in + gb + " \
+    "wg * G; } else if (in != 0 && *(__global const ulong *)(in + (nwi + wi) * R) == s0) { a.rr = in + (nwi + " \
+    "wi) * R; a.gr = in + gb + (nwg + wg) * G; } else if (*(__global const ulong *)(sp + wi * R) == s0) { a.rr " \
+    "= sp + wi * R; a.gr = sp + gb + wg * G; ws = 1; } else if (*(__global const ulong *)(sp + (nwi + wi) * R) " \
+    "== s0) { a.rr = sp + (nwi + wi) * R; a.gr = sp + gb + (nwg + wg) * G; } ws = *(__global const " \
+    "ulong *)(sp + wi * R) == s0; } a.rw = sp + (ws * nwi + wi) * R; a.gw = sp + gb + (ws * nwg + wg) * G; return a; }\n"
 
 /* Build-time constants: the runtime builds both programs for one page cache, whose page
  * size and number of pool chunks never change, so it may define VAST_PAGE_SHIFT (equal to

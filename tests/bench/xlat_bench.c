@@ -2,7 +2,9 @@
  * kernels (not a test). Two programs, MatrixMul (samples/MatrixMul: C = A x B, A rows x n,
  * B n x n, BS x BS tiles) and saxpy (samples/saxpy: y = a * x + y), translated here with
  * translate_program() and built with its build_options plus -D VAST_PAGE_SHIFT=16
- * -D VAST_POOL_CHUNKS=1. Every kernel runs once over the whole NDRange. The paged and inspector
+ * -D VAST_POOL_CHUNKS=1 (and -D VAST_WHOLE for the paged kernel, as the runtime builds it for
+ * launches of every iteration; a kernel with a resumable loop gets a row for its build with the
+ * iteration-range machinery too). Every kernel runs once over the whole NDRange. The paged and inspector
  * kernels see one identity-mapped pool: the buffers page-aligned from virtual page 1 (64 KiB
  * pages), lpt[vp] = vp - 1, pool0..3 all that pool; the inspector's PAS has one row per chunk
  * of work-groups (MatrixMul: a row of work-groups; saxpy: the groups over one page of x).
@@ -14,8 +16,12 @@
  * inspector's status words stay 0. Times: CL profiling of the kernel alone, min and median of
  * --reps runs after one warm-up. Platform: the first whose name contains NVIDIA, else the
  * first; its first device. Prints a Markdown table; exits 1 on a FAIL or error, 2 on bad usage.
- * Usage: xlat_bench [--matmul N ROWS] [--saxpy ELEMENTS] [--reps R]
- *        defaults: --matmul 4096 8192 --saxpy 134217728 --reps 5; a size of 0 skips a program */
+ * Usage: xlat_bench [--matmul N ROWS] [--saxpy ELEMENTS] [--reps R] [--dump DIR] [--extra FILE]...
+ *        defaults: --matmul 4096 8192 --saxpy 134217728 --reps 5; a size of 0 skips a program.
+ *        --dump DIR writes each program's paged source to DIR/<kernel>.paged.cl; --extra FILE
+ *        (repeatable) times a hand-edited paged source of the same ABI as one more row, named by
+ *        the file, for the program whose kernel it defines (trying a translation by hand before
+ *        changing the translator), checked like the paged kernel. */
 #include "MatrixMul/matrixmul_kernel.h"
 #include "saxpy/saxpy_kernel.h"
 #include "translate.h"
@@ -254,6 +260,15 @@ static void set_args(cl_kernel k, const struct program *p, enum variant v, const
         CK(clSetKernelArg(k, i++, sizeof pascfg, &pascfg));
     cl_ulong4 slab = {{0, 0, 0, 0}}; /* one launch from work-group 0, no offset */
     CK(clSetKernelArg(k, i++, sizeof slab, &slab));
+    /* a kernel with iteration ranges (translate.h): every iteration, no spill records */
+    cl_uint nargs = 0;
+    CK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL));
+    if (i < nargs) {
+        cl_ulong2 iters = {{0, ~(cl_ulong)0}};
+        CK(clSetKernelArg(k, i++, sizeof iters, &iters));
+    }
+    while (i < nargs)
+        CK(clSetKernelArg(k, i++, sizeof(cl_mem), NULL));
 }
 
 /* Before every run: outputs poisoned, in/out buffers restored, fault log or PAS and status reset. */
@@ -311,12 +326,27 @@ static cl_uint time_kernel(cl_kernel k, const struct program *p, enum variant v,
     return faults;
 }
 
+/* XLAT_OPTIONS (environment): more build options for every kernel, e.g. NVIDIA's
+ * -cl-nv-verbose; its build log (registers, spills) then goes to stderr. */
 static cl_kernel build_kernel(const char *source, const char *options, const char *name)
 {
     cl_int err;
     cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
     CK(err);
-    if (clBuildProgram(prog, 1, &dev, options, NULL, NULL) != CL_SUCCESS) {
+    const char *more = getenv("XLAT_OPTIONS");
+    char all[2048];
+    snprintf(all, sizeof all, "%s %s", options, more ? more : "");
+    cl_int built = clBuildProgram(prog, 1, &dev, all, NULL, NULL);
+    if (built == CL_SUCCESS && more) {
+        size_t len = 0;
+        CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len));
+        char *log = xmalloc(len + 1);
+        CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, len, log, NULL));
+        log[len] = '\0';
+        fprintf(stderr, "xlat_bench: %s build log:\n%s\n", name, log);
+        free(log);
+    }
+    if (built != CL_SUCCESS) {
         size_t len = 0;
         CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len));
         char *log = xmalloc(len + 1);
@@ -425,6 +455,43 @@ static int check_run(struct program *p, enum variant v, const struct paging *m, 
 }
 
 /* One program: original, paged, inspector; one table row each. Returns the number of FAILs. */
+static const char *dump_dir;
+static const char *extra_file[16];
+static int num_extra;
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "xlat_bench: cannot open %s\n", path);
+        exit(2);
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    char *text = xmalloc((size_t)len + 1);
+    text[fread(text, 1, (size_t)len, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* One timed row: the kernel built from src, its check, its time against base (0: it is the base). */
+static int bench_row(struct program *p, enum variant v, const char *label, const char *src, const char *options,
+                     struct paging *m, int reps, double *t, double *base)
+{
+    cl_kernel k = build_kernel(src, v == ORIGINAL ? "" : options, p->kernel);
+    set_args(k, p, v, m);
+    cl_uint faults = time_kernel(k, p, v, m, reps, t);
+    CK(clReleaseKernel(k));
+    char check[160];
+    int fail = check_run(p, v, m, faults, check, sizeof check);
+    *base = v == ORIGINAL ? t[0] : *base;
+    double median = (t[(reps - 1) / 2] + t[reps / 2]) / 2;
+    printf("| %s | %s | %.3f | %.3f | %.2fx | %s |\n", p->name, label, t[0], median, t[0] / *base, check);
+    fflush(stdout);
+    return fail;
+}
+
 static int bench_program(struct program *p, int reps)
 {
     struct translate_result *r = NULL;
@@ -433,26 +500,38 @@ static int bench_program(struct program *p, int reps)
         exit(1);
     }
     check_metadata(p, r);
-    char options[1024];
+    char options[1024], whole[1100];
     snprintf(options, sizeof options, "%s -D VAST_PAGE_SHIFT=%d -D VAST_POOL_CHUNKS=1",
              r->build_options ? r->build_options : "", SHIFT);
+    snprintf(whole, sizeof whole, "%s -D VAST_WHOLE", options); /* as the runtime builds the paged program */
     struct paging m;
     create_memory(p, &m);
     double *t = xmalloc((size_t)reps * sizeof *t), base = 0;
     int fails = 0;
+    if (dump_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.paged.cl", dump_dir, p->kernel);
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(r->paged_source, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "xlat_bench: cannot write %s\n", path);
+            exit(2);
+        }
+    }
     for (enum variant v = ORIGINAL; v <= INSPECTOR; v++) {
         const char *src = v == ORIGINAL ? p->source : v == PAGED ? r->paged_source : r->inspector_source;
-        cl_kernel k = build_kernel(src, v == ORIGINAL ? "" : options, p->kernel);
-        set_args(k, p, v, &m);
-        cl_uint faults = time_kernel(k, p, v, &m, reps, t);
-        CK(clReleaseKernel(k));
-        char check[160];
-        fails += check_run(p, v, &m, faults, check, sizeof check);
-        base = v == ORIGINAL ? t[0] : base;
-        double median = (t[(reps - 1) / 2] + t[reps / 2]) / 2;
-        printf("| %s | %s | %.3f | %.3f | %.2fx | %s |\n", p->name, variant_name[v], t[0], median,
-               t[0] / base, check);
-        fflush(stdout);
+        fails += bench_row(p, v, variant_name[v], src, v == PAGED ? whole : options, &m, reps, t, &base);
+        if (v == PAGED && strstr(src, "{ VAST_RG(")) /* a resumable loop: its build for iteration ranges too */
+            fails += bench_row(p, v, "paged, ranges build", src, options, &m, reps, t, &base);
+        char needle[256];
+        snprintf(needle, sizeof needle, "void %s(", p->kernel);
+        for (int e = 0; v == PAGED && e < num_extra; e++) {
+            char *text = read_text(extra_file[e]);
+            if (strstr(text, needle)) {
+                const char *label = strrchr(extra_file[e], '/');
+                fails += bench_row(p, PAGED, label ? label + 1 : extra_file[e], text, whole, &m, reps, t, &base);
+            }
+            free(text);
+        }
     }
     free(t);
     release_memory(p, &m);
@@ -495,13 +574,17 @@ int main(int argc, char **argv)
             elements = strtoull(argv[++i], NULL, 0);
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
+            dump_dir = argv[++i];
+        } else if (!strcmp(argv[i], "--extra") && i + 1 < argc && num_extra < 16) {
+            extra_file[num_extra++] = argv[++i];
         } else {
             reps = 0;
             break;
         }
     }
     if (reps < 1) {
-        fprintf(stderr, "usage: xlat_bench [--matmul N ROWS] [--saxpy ELEMENTS] [--reps R]\n");
+        fprintf(stderr, "usage: xlat_bench [--matmul N ROWS] [--saxpy ELEMENTS] [--reps R] [--dump DIR] [--extra FILE]...\n");
         return 2;
     }
     char name[256];

@@ -45,18 +45,25 @@ static void test_generator_state(void **state)
     const char *p = r->paged_source, *q = r->inspector_source;
     assert_non_null(strstr(p, ", ulong2 vast_iters, __global uchar *vast_spill, __global uchar *vast_spill_in)"));
     assert_non_null(strstr(q, ", ulong2 vast_iters, __global uchar *vast_spill, __global uchar *vast_spill_in)"));
-    /* restored once in the condition, after the loop's own init */
-    assert_non_null(strstr(p, "while ((vast_ri ? (vast_ri = 0, vast_rs_get((uchar *)&s, vast_rr + 16, 16u), "
-                              "vast_rs_get((uchar *)&cnt, vast_rr + 32, 4u), vast_rs_get((uchar *)&idx, vast_rr + "
-                              "40, 8u), (void)0) : (void)0), vast_rs == 0 && (idx + 2 < n) && (vast_it < "
-                              "vast_iters.s1 || (vast_rs = 1, 0))) { vast_it++;"));
+    /* restored once before the loop, as typed values (no address taken: they stay in
+     * registers); nothing restores inside the loop */
+    assert_non_null(strstr(p, "if (vast_rr != 0) { vast_rs = ((__global const ulong *)vast_rr)[1] ? 2u : 0u; (s = "
+                              "*(__global const state_t *)(vast_rr + 16)); (cnt = *(__global const uint *)(vast_rr + "
+                              "32)); (idx = *(__global const ulong *)(vast_rr + 40)); }"));
+    /* the machinery inside VAST_RG / VAST_RI: gone from the build with -D VAST_WHOLE */
+    assert_non_null(strstr(p, "while (VAST_RG(vast_rs == 0 &&) (idx + 2 < n) VAST_RG(&& (vast_it < vast_iters.s1 || "
+                              "(vast_rs = 1, 0)))) { VAST_RG(vast_it++;)"));
+    assert_non_null(strstr(p, "{ VAST_RG(ulong vast_it = vast_iters.s0;"));
+    assert_non_null(strstr(p, "#ifdef VAST_WHOLE\n#define VAST_RG(...)\n"));
+    assert_null(strstr(p, "vast_ri"));
     /* the inspector says "more" when cut; a lost record: paged fault on page 0, inspector status[3] */
     assert_non_null(strstr(q, "(vast_it < vast_iters.s1 || (vast_rs = 1, vast_status[2] = 1u, 0))"));
     assert_non_null(strstr(p, "vast_rs = 3; vast_fault(vast_cx, 0, 1);"));
     assert_non_null(strstr(q, "vast_rs = 3; vast_status[3] = 1u;"));
     /* saved when cut, the epilogue only when the loop ended */
-    assert_non_null(strstr(p, "if (vast_rs == 1 && vast_rw != 0) { vast_rs_put(vast_rw + 16, (const uchar *)&s, 16u);"));
-    assert_non_null(strstr(p, "if (vast_rs == 0) {"));
+    assert_non_null(strstr(p, "if (vast_rs == 1) { (*(__global state_t *)(vast_ra.rw + 16) = s); (*(__global uint *)"
+                              "(vast_ra.rw + 32) = cnt); (*(__global ulong *)(vast_ra.rw + 40) = idx); }"));
+    assert_non_null(strstr(p, "if (vast_rs == 0)) {"));
     translate_result_free(r);
 }
 
@@ -87,14 +94,66 @@ static void test_xgemv_shape(void **state)
     assert_int_equal(k->spill_item_bytes, 16 + 8 + 8);
     assert_int_equal(k->spill_group_bytes, 256);
     const char *p = r->paged_source;
-    assert_non_null(strstr(p, "if (vast_gr != 0) { barrier(CLK_LOCAL_MEM_FENCE); vast_rs_lget((__local uchar *)&xlm, "
-                              "vast_gr + 0, 256u, vast_lid, vast_lsz); barrier(CLK_LOCAL_MEM_FENCE); }"));
-    assert_non_null(strstr(p, "vast_rs_get((uchar *)&kwg, vast_rr + 24, 4u)"));
-    assert_non_null(strstr(p, "vast_rs_put(vast_rw + 24, (const uchar *)&kwg, 4u)"));
-    assert_non_null(strstr(p, "if (vast_rs == 1 && vast_gw != 0) { barrier(CLK_LOCAL_MEM_FENCE); vast_rs_lput(vast_gw "
-                              "+ 0, (__local const uchar *)&xlm, 256u, vast_lid, vast_lsz);"));
+    assert_non_null(strstr(p, "barrier(CLK_LOCAL_MEM_FENCE); vast_rs_lget((__local uchar *)&xlm, vast_ra.gr + 0, 256u, "
+                              "vast_lid, vast_lsz); barrier(CLK_LOCAL_MEM_FENCE); }"));
+    /* the array as bytes; the for-declared counter restored by its initializer, saved in the
+     * condition (where it is in scope) */
+    assert_non_null(strstr(p, "vast_rs_get((uchar *)&acc, vast_rr + 16, 8u)"));
+    assert_non_null(strstr(p, "for (int kwg = VAST_RI(int, 24, 0); "));
+    assert_non_null(strstr(p, "(kwg +=  64) VAST_RG(, vast_it++) )"));
+    assert_non_null(strstr(p, "} if (vast_rs == 0)) { "));
+    /* the cut copies the counter to its shadow, stored with the others after the loop */
+    assert_non_null(strstr(p, "(vast_it < vast_iters.s1 || (vast_rs = 1, vast_sv_kwg = kwg, 0))"));
+    assert_non_null(strstr(p, "(*(__global int *)(vast_ra.rw + 24) = vast_sv_kwg);"));
+    assert_non_null(strstr(p, "barrier(CLK_LOCAL_MEM_FENCE); vast_rs_lput(vast_ra.gw + 0, (__local const uchar *)&xlm, "
+                              "256u, vast_lid, vast_lsz);"));
     /* the const computed again by the prologue, not saved */
     assert_null(strstr(p, "&n_floor"));
+    translate_result_free(r);
+}
+
+/* A loop whose init assigns a private of the body (`for (i = gid; ...)`): restored after the
+ * init; a vector private aligned to its type, the record to the largest alignment. */
+static void test_assigning_init(void **state)
+{
+    (void)state;
+    struct translate_result *r = tr("__kernel void k(__global const float4 *a, __global float4 *b, long n) {\n"
+                                    "  float s = 0; float4 v = 0; long i;\n"
+                                    "  for (i = get_global_id(0); i < n; i += get_global_size(0)) { v += a[i]; s += v.x; }\n"
+                                    "  b[get_global_id(0)] = v * s; }\n");
+    const struct translate_kernel *k = &r->kernels[0];
+    assert_true(k->resumable);
+    /* position and flag 16, s 4 -> 8, v at 32 (16-aligned), i at 48: 56, rounded to 64 */
+    assert_int_equal(k->spill_item_bytes, 64);
+    const char *p = r->paged_source;
+    assert_non_null(strstr(p, "(v = *(__global const float4 *)(vast_rr + 32));"));
+    assert_non_null(strstr(p, ") VAST_RG(, (vast_rr != 0 ? ((i = *(__global const long *)(vast_rr + 48)), (void)0) : "
+                              "(void)0)); "));
+    assert_non_null(strstr(p, "(*(__global float4 *)(vast_ra.rw + 32) = v);"));
+    translate_result_free(r);
+}
+
+/* Privates the loop does not change and that come from no memory are computed again by the
+ * prologue, not saved (they would stay live across the loop for the saving); one read from
+ * memory (a subscript, a vloadn) or changed by the loop is saved. */
+static void test_computed_again(void **state)
+{
+    (void)state;
+    struct translate_result *r = tr("__kernel void k(__global const float *a, __global float *b, long n) {\n"
+                                    "  size_t gid = get_global_id(0); long lim = n - 1; float w = a[gid];\n"
+                                    "  float4 q = vload4(gid, a); float s = 0;\n"
+                                    "  for (long i = gid; i < lim; i += get_global_size(0)) { s += a[i] * w + q.x; }\n"
+                                    "  b[gid] = s + (float)lim; }\n");
+    const struct translate_kernel *k = &r->kernels[0];
+    assert_true(k->resumable);
+    const char *p = r->paged_source;
+    assert_null(strstr(p, "(gid = *"));
+    assert_null(strstr(p, "(lim = *"));
+    assert_non_null(strstr(p, "(w = *(__global const float *)(vast_rr + 16));"));
+    assert_non_null(strstr(p, "(q = *(__global const float4 *)(vast_rr + 32));"));
+    assert_non_null(strstr(p, "(s = *(__global const float *)(vast_rr + 48));"));
+    /* position and flag 16, w 8, q at 32 (16), s 8, i at 56: 64 */
+    assert_int_equal(k->spill_item_bytes, 64);
     translate_result_free(r);
 }
 
@@ -194,4 +253,4 @@ static void test_refused(void **state)
     }
 }
 
-VAST_CMOCKA_MAIN(NULL, NULL, test_generator_state, test_xgemv_shape, test_stride_stays, test_refused)
+VAST_CMOCKA_MAIN(NULL, NULL, test_generator_state, test_xgemv_shape, test_assigning_init, test_computed_again, test_stride_stays, test_refused)
