@@ -355,6 +355,8 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     }
     *ran = true;
     bool exact = err == CL_SUCCESS && sets_exact(&r);
+    if (err == CL_SUCCESS && !exact) /* the inspector reads data: the first member's as on one device */
+        err = members_coherent(cmd, 1);
     if (err == CL_SUCCESS) {
         r.needs_restore = fits ? false : tk->may_be_non_idempotent;
         *mode = fits ? VAST_MODE_PAGED : VAST_MODE_PARTITIONED;
