@@ -4,9 +4,12 @@
  * nobody took as it starts one, in its own page cache and on its own device lane.
  *
  * Principal entry point: vast_merge_run (launch.c's execute, on the merged device's lane).
- * Invariants: a partition runs on exactly one member; every member's views of the launch's
- * buffers are coherent before any share starts; the merged device's lane returns only when
- * every share has ended, so the launch's event covers every partition.
+ * Invariants: a partition runs on exactly one member; before any share starts, every member's
+ * views are coherent over the pages it may touch (a launch that fits: its own partition's;
+ * else the launch's whole buffers) and every page two partitions may write wants a twin on
+ * every member (mark_twins; the others are owned by the member that writes them); the merged
+ * device's lane returns only when every share has ended, so the launch's event covers every
+ * partition.
  * See also: interpose/README.md "Many devices as one" (the design: dispatch, who owns a page
  * when, locks, what stays on the first member), pipeline.c (r->claim), executor.c
  * (vast_executor_job), vbuf.c (views over a context's members).

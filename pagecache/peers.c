@@ -15,7 +15,12 @@
  *   pagecache_refresh_range drops stale copies (merging their own bytes back first); the
  *   interpose layer calls it before a command uses a range on a device, after flushing the
  *   other pools' dirty pages of the range (interpose/README.md "Several devices").
- * Principal entry points: pagecache_share_backing, pagecache_refresh_range; for residency.c
+ * - Owned pages (pagecache_own_pages: a merged device's buffers). Only pages the caller marks
+ *   (pagecache_want_twins: two pools may write them before a write-back) go through twins;
+ *   the others load from the host store like a one-device pool's and write back whole, then
+ *   publish (README.md "Owned pages": who owns a page when).
+ * Principal entry points: pagecache_share_backing, pagecache_refresh_range,
+ * pagecache_own_pages, pagecache_want_twins; for residency.c
  * and coherence.c pc_group_transfer, pc_group_stale, pc_group_host_written.
  * Locks: group->lock is a leaf, taken without the pool lock and never across a device
  * transfer (the write-back's scratch read has been waited for before it is taken).
@@ -200,22 +205,28 @@ static bool merge(unsigned char *host, unsigned char *twin, const unsigned char 
     return changed;
 }
 
-static int group_load(struct vast_pool *pool, struct vast_pc_buffer *root, vast_dev_chunk chunk,
-                      size_t dev_off, unsigned char *twin, size_t start, size_t len)
+/* Group lock held: the pages a load of root bytes [start, start+len) holds whole (up to the
+ * buffer's end) now reflect clock value `now`. */
+static void seen_whole(struct vast_pc_buffer *root, size_t start, size_t len, uint32_t now)
 {
-    struct vast_pc_group *g = root->group;
-    const unsigned char *host = (const unsigned char *)pagecache_backing_base(root->backing) + start;
-    unsigned s = pool->page_shift;
-    pthread_mutex_lock(&g->lock);
-    uint32_t now = atomic_load(&g->clock);
-    memcpy(twin, host, len);
-    /* Pages this transfer holds whole (up to the buffer's end) now reflect the clock. */
+    unsigned s = root->pool->page_shift;
     for (size_t p = start >> s; p << s < start + len; p++) {
         size_t end = (p + 1) << s;
         end = end > root->size ? root->size : end;
         if (p << s >= start && end <= start + len)
             atomic_store(&root->seen[p], now);
     }
+}
+
+static int group_load(struct vast_pool *pool, struct vast_pc_buffer *root, vast_dev_chunk chunk,
+                      size_t dev_off, unsigned char *twin, size_t start, size_t len)
+{
+    struct vast_pc_group *g = root->group;
+    const unsigned char *host = (const unsigned char *)pagecache_backing_base(root->backing) + start;
+    pthread_mutex_lock(&g->lock);
+    uint32_t now = atomic_load(&g->clock);
+    memcpy(twin, host, len);
+    seen_whole(root, start, len, now);
     pthread_mutex_unlock(&g->lock);
     atomic_fetch_add(&pool->stats.h2d_transfers, 1);
     atomic_fetch_add(&pool->stats.h2d_bytes, len);
@@ -231,15 +242,8 @@ static int owned_load(struct vast_pool *pool, struct vast_pc_buffer *root, uint3
                       size_t start, size_t len, struct pc_lane *lane)
 {
     struct vast_pc_group *g = root->group;
-    unsigned s = pool->page_shift;
     pthread_mutex_lock(&g->lock);
-    uint32_t now = atomic_load(&g->clock);
-    for (size_t p = start >> s; p << s < start + len; p++) {
-        size_t end = (p + 1) << s;
-        end = end > root->size ? root->size : end;
-        if (p << s >= start && end <= start + len)
-            atomic_store(&root->seen[p], now);
-    }
+    seen_whole(root, start, len, atomic_load(&g->clock));
     pthread_mutex_unlock(&g->lock);
     return pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
 }
