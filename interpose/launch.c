@@ -706,14 +706,17 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
 {
     cl_kernel k = cmd->kernel;
     size_t total;
-    cl_int err = count_pages(cmd, &total, true);
+    bool merged = cmd->queue->device->num_members > 1;
+    cl_int err = count_pages(cmd, &total, !merged); /* merged: vast_merge_run makes its members coherent */
     if (err != CL_SUCCESS)
         return err;
     bool force = vast_config_get()->force_paged, ran = false;
-    if (cmd->queue->device->num_members > 1) { /* a merged device: every member takes partitions */
+    if (merged) { /* a merged device: every member takes partitions */
         const char *why = NULL;
         const struct translate_kernel *tk = paged_meta(cmd, pool, &why, c);
         if (tk != NULL && ((err = vast_merge_run(cmd, rq, pool, tk, total, mode, c, &ran)) != CL_SUCCESS || ran))
+            return err;
+        if ((err = count_pages(cmd, &total, true)) != CL_SUCCESS) /* the first member alone */
             return err;
     }
     if (total <= pool->nframes && !force) {

@@ -4,9 +4,12 @@
  * nobody took as it starts one, in its own page cache and on its own device lane.
  *
  * Principal entry point: vast_merge_run (launch.c's execute, on the merged device's lane).
- * Invariants: a partition runs on exactly one member; every member's views of the launch's
- * buffers are coherent before any share starts; the merged device's lane returns only when
- * every share has ended, so the launch's event covers every partition.
+ * Invariants: a partition runs on exactly one member; before any share starts, every member's
+ * views are coherent over the pages it may touch (a launch that fits: its own partition's;
+ * else the launch's whole buffers) and every page two partitions may write wants a twin on
+ * every member (mark_twins; the others are owned by the member that writes them); the merged
+ * device's lane returns only when every share has ended, so the launch's event covers every
+ * partition.
  * See also: interpose/README.md "Many devices as one" (the design: dispatch, who owns a page
  * when, locks, what stays on the first member), pipeline.c (r->claim), executor.c
  * (vast_executor_job), vbuf.c (views over a context's members).
@@ -129,12 +132,12 @@ static void share_job(void *arg, cl_command_queue lane)
     pthread_mutex_unlock(&sh->run->lock);
 }
 
-/* Every member's view of every buffer argument coherent for its share (the first member's
- * is, by count_pages). */
-static cl_int members_coherent(struct vast_launch_cmd *cmd)
+/* Every member's view of every buffer argument coherent for its share, members 0 .. n-1
+ * (launch.c's count_pages leaves a merged device's launch to this file). */
+static cl_int members_coherent(struct vast_launch_cmd *cmd, cl_uint n)
 {
     cl_device_id dev = cmd->queue->device;
-    for (cl_uint k = 1; k < dev->num_members; k++)
+    for (cl_uint k = 0; k < n; k++)
         for (cl_uint i = 0; i < cmd->num_args; i++) {
             cl_mem m = cmd->args[i].vbuf;
             cl_int err = m != NULL ? vast_vbuf_coherent(m, dev->members[k], 0, m->size) : CL_SUCCESS;
@@ -144,8 +147,60 @@ static cl_int members_coherent(struct vast_launch_cmd *cmd)
     return CL_SUCCESS;
 }
 
-/* One partition of every page per member, of equal work-group ranges. */
-static cl_int split_resident(const struct vast_paged *r, cl_uint n, struct vast_partition **parts, size_t *nparts)
+/* Whether the plan's page sets hold every page each partition may write, so that a page in
+ * one partition's set alone is written by one member alone: the kernel's accesses are affine
+ * (host page sets, no faults, no pages added at run time), whole work-groups, no SVM or image
+ * argument. Else every written page wants a twin. */
+static bool sets_exact(const struct vast_paged *r)
+{
+    const struct translate_kernel *tk = r->tk;
+    bool ok = tk->affine != NULL && !tk->data_dependent_addresses && r->slices == 0;
+    for (cl_uint i = 0; ok && i < r->cmd->num_args; i++)
+        ok = !r->cmd->args[i].svm && (i >= tk->num_args || tk->args[i].kind != TRANSLATE_ARG_IMAGE);
+    return ok;
+}
+
+/* Whether virtual page vp is in partition p's set (a bytemap, or packed runs). */
+static bool in_set(const struct vast_partition *p, size_t vp)
+{
+    if (p->set != NULL)
+        return p->set[vp] != 0;
+    for (size_t k = 0; k < p->nruns; k++)
+        if (vp >= p->runs[2 * k] && vp < p->runs[2 * k] + p->runs[2 * k + 1])
+            return true;
+    return false;
+}
+
+/* Member `member`'s views coherent over the pages of partition p only (a launch that fits:
+ * the member touches nothing else): the other members' dirty pages there are written back,
+ * its stale copies there dropped; pages no other member touches stay dirty where they are
+ * (an iterative kernel keeps its pages on its member from launch to launch). */
+static cl_int set_coherent(const struct vast_paged *r, cl_device_id member, const struct vast_partition *p)
+{
+    size_t ps = r->pool->page_size;
+    for (size_t v = 0; v < r->nva; v++) {
+        const struct vast_varg *a = &r->va[v];
+        cl_mem root = vast_mem_root(a->m);
+        for (size_t q = 0, e; q < a->count; q = e) {
+            bool in = in_set(p, a->va_page + q);
+            for (e = q + 1; e < a->count && in_set(p, a->va_page + e) == in; e++)
+                ;
+            if (!in)
+                continue;
+            size_t lo = (a->first + q) * ps, hi = (a->first + e) * ps;
+            hi = hi < root->size ? hi : root->size;
+            cl_int err = lo < hi ? vast_vbuf_coherent(root, member, lo, hi - lo) : CL_SUCCESS;
+            if (err != CL_SUCCESS)
+                return err;
+        }
+    }
+    return CL_SUCCESS;
+}
+
+/* One partition per member, of equal work-group ranges: with exact sets, the pages of its
+ * range (a member loads only what its work-groups touch); else every page. */
+static cl_int split_resident(struct vast_paged *r, cl_uint n, bool exact, struct vast_partition **parts,
+                             size_t *nparts)
 {
     *parts = calloc(n, sizeof **parts);
     if (*parts == NULL)
@@ -155,9 +210,71 @@ static cl_int split_resident(const struct vast_paged *r, cl_uint n, struct vast_
         struct vast_partition *p = &(*parts)[i];
         p->first = r->total_groups * i / n;
         p->end = r->total_groups * (i + 1) / n;
-        p->set = vast_paged_all_pages(r, &p->count);
+        if (exact && (p->set = calloc(r->pages, 1)) != NULL) {
+            cl_int err = vast_partition_inspect(r, p->first, p->end, p->set);
+            if (err != CL_SUCCESS)
+                return err;
+            p->count = vast_set_count(p->set, r->pages);
+        } else {
+            p->set = vast_paged_all_pages(r, &p->count);
+        }
         if (p->set == NULL)
             return CL_OUT_OF_HOST_MEMORY;
+    }
+    return CL_SUCCESS;
+}
+
+/* The pages each written root buffer of the launch wants twins for, on every member
+ * (pagecache_want_twins): with exact sets, those that the sets of two partitions or more hold
+ * through a writable argument (a partition boundary inside a page: two members may write it);
+ * else all of them. Pages one partition writes are owned by whichever member claims it: loaded
+ * from the host store and written back whole (pagecache/README.md "Owned pages"). */
+static cl_int mark_twins(struct vast_paged *r, const struct vast_partition *parts, size_t nparts, bool exact)
+{
+    cl_device_id dev = r->cmd->queue->device;
+    size_t ps = r->pool->page_size;
+    for (size_t v = 0; v < r->nva; v++) {
+        cl_mem root = vast_mem_root(r->va[v].m);
+        bool first = r->va[v].writable;
+        for (size_t u = 0; first && u < v; u++)
+            first = !(r->va[u].writable && vast_mem_root(r->va[u].m) == root);
+        if (!first)
+            continue;
+        size_t npages = (root->size + ps - 1) / ps;
+        uint8_t *want = exact ? calloc(npages ? npages : 1, 1) : NULL;
+        size_t *owner = exact ? malloc((npages ? npages : 1) * sizeof *owner) : NULL;
+        if (exact && (want == NULL || owner == NULL)) {
+            free(want);
+            free(owner);
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        for (size_t q = 0; exact && q < npages; q++)
+            owner[q] = SIZE_MAX;
+        for (size_t i = 0; exact && i < nparts; i++)
+            for (size_t u = v; u < r->nva; u++) {
+                const struct vast_varg *a = &r->va[u];
+                if (!a->writable || vast_mem_root(a->m) != root)
+                    continue;
+                for (size_t q = 0; q < a->count; q++)
+                    if (in_set(&parts[i], a->va_page + q)) {
+                        size_t rp = a->first + q;
+                        if (owner[rp] == SIZE_MAX)
+                            owner[rp] = i;
+                        else if (owner[rp] != i)
+                            want[rp] = 1;
+                    }
+            }
+        cl_int err = CL_SUCCESS;
+        for (cl_uint k = 0; k < dev->num_members && err == CL_SUCCESS; k++) {
+            struct vast_pc_buffer *pc = vast_mem_pc(root, dev->members[k]);
+            struct vast_pool *pool = vast_device_pool(dev->members[k], &err);
+            if (pool != NULL) /* a member of another page size takes no partition: all twins */
+                err = vast_pc_error(pagecache_want_twins(pc, 0, npages, pool->page_size == ps ? want : NULL));
+        }
+        free(want);
+        free(owner);
+        if (err != CL_SUCCESS)
+            return err;
     }
     return CL_SUCCESS;
 }
@@ -213,7 +330,7 @@ static cl_int dispatch(struct merge_run *m, struct vast_paged *r0)
     /* A partition no member took: its member could not run it (logged); the first runs it. */
     r0->claim = NULL;
     for (size_t i = 0; m->fixed && err == CL_SUCCESS && i < m->nparts; i++)
-        if (i >= dev->num_members || sh[i].claimed == 0)
+        if ((i >= dev->num_members || sh[i].claimed == 0) && (err = set_coherent(r0, dev, &m->parts[i])) == CL_SUCCESS)
             err = vast_paged_run(r0, &m->parts[i], 1);
     pthread_cond_destroy(&m->done);
     pthread_mutex_destroy(&m->lock);
@@ -240,12 +357,26 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         return CL_SUCCESS;
     }
     *ran = true;
-    if (err == CL_SUCCESS && (err = members_coherent(cmd)) == CL_SUCCESS) {
+    bool exact = err == CL_SUCCESS && sets_exact(&r);
+    if (err == CL_SUCCESS && !exact) /* the inspector reads data: the first member's as on one device */
+        err = members_coherent(cmd, 1);
+    if (err == CL_SUCCESS) {
         r.needs_restore = fits ? false : tk->may_be_non_idempotent;
         *mode = fits ? VAST_MODE_PAGED : VAST_MODE_PARTITIONED;
-        err = fits ? split_resident(&r, dev->num_members, &parts, &nparts) : vast_partition_plan(&r, &parts, &nparts);
+        err = fits ? split_resident(&r, dev->num_members, exact, &parts, &nparts)
+                   : vast_partition_plan(&r, &parts, &nparts);
     }
-    if (err == CL_SUCCESS && (r.sequential || r.slices != 0)) { /* the planning device's geometry and state */
+    /* Twins where two members may write one page, before the members are made coherent (a
+     * copy that now wants a twin it lacks is dropped there). A plan run by the first member
+     * alone (below) needs none, but twins are always correct: the marks stay as they are. */
+    if (err == CL_SUCCESS && !(r.sequential || r.slices != 0))
+        err = mark_twins(&r, parts, nparts, exact);
+    bool alone = r.sequential || r.slices != 0;
+    for (cl_uint k = 0; err == CL_SUCCESS && fits && !alone && k < dev->num_members; k++)
+        err = set_coherent(&r, dev->members[k], &parts[k]);
+    if (err == CL_SUCCESS && !(fits && !alone))
+        err = members_coherent(cmd, alone ? 1 : dev->num_members);
+    if (err == CL_SUCCESS && alone) { /* the planning device's geometry and state */
         err = vast_paged_run(&r, parts, nparts);
     } else if (err == CL_SUCCESS) {
         struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,

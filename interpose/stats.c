@@ -116,7 +116,8 @@ void vast_stats_print(void)
                 "vast: stats: pool=\"%s\" budget_bytes=%zu page_bytes=%zu h2d_transfers=%llu h2d_bytes=%llu "
                 "d2h_transfers=%llu d2h_bytes=%llu hits=%llu misses=%llu evictions=%llu dirty_evictions=%llu "
                 "unordered_d2h_transfers=%llu overlap_h2d_bytes=%llu noload_bytes=%llu overdraft_bytes=%zu "
-                "overdrafts=%llu overdraft_max_bytes=%llu overdraft_write_backs=%llu\n",
+                "overdrafts=%llu overdraft_max_bytes=%llu overdraft_write_backs=%llu twin_h2d_bytes=%llu "
+                "merged_d2h_bytes=%llu owned_d2h_bytes=%llu owned_stale_bytes=%llu\n",
                 devices[i]->name, devices[i]->pool->nframes * devices[i]->pool->page_size,
                 devices[i]->pool->page_size, (unsigned long long)s.h2d_transfers, (unsigned long long)s.h2d_bytes,
                 (unsigned long long)s.d2h_transfers, (unsigned long long)s.d2h_bytes, (unsigned long long)s.hits,
@@ -124,6 +125,8 @@ void vast_stats_print(void)
                 (unsigned long long)s.unordered_d2h_transfers, (unsigned long long)s.overlap_h2d_bytes,
                 (unsigned long long)s.noload_bytes, devices[i]->pool->overdraft * devices[i]->pool->page_size, (unsigned long long)s.overdrafts,
                 (unsigned long long)s.overdraft_max_frames * devices[i]->pool->page_size,
-                (unsigned long long)s.overdraft_write_backs);
+                (unsigned long long)s.overdraft_write_backs, (unsigned long long)s.twin_h2d_bytes,
+                (unsigned long long)s.merged_d2h_bytes, (unsigned long long)s.owned_d2h_bytes,
+                (unsigned long long)s.owned_stale_bytes);
     }
 }

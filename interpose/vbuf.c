@@ -146,9 +146,9 @@ static void views_release(cl_context ctx, struct vast_pc_buffer **pcs)
         if (vast_config_get()->stats) { /* its traffic, before the page cache forgets it */
             uint64_t h2d, noload;
             pagecache_buffer_traffic(pcs[i], &h2d, &noload);
-            fprintf(stderr, "vast: stats: buffer bytes=%zu device=\"%s\" h2d_bytes=%llu noload_bytes=%llu\n",
+            fprintf(stderr, "vast: stats: buffer bytes=%zu device=\"%s\" h2d_bytes=%llu noload_bytes=%llu twin_bytes=%llu\n",
                     pagecache_buffer_size(pcs[i]), ctx->members[i]->name, (unsigned long long)h2d,
-                    (unsigned long long)noload);
+                    (unsigned long long)noload, (unsigned long long)pagecache_buffer_twin_bytes(pcs[i]));
         }
         int st = pagecache_release_buffer(pcs[i]);
         if (st != VAST_PC_OK)
@@ -182,6 +182,10 @@ static int views_create(cl_context ctx, struct vast_backing *backing, struct vas
     }
     if (st == VAST_PC_OK && (st = pagecache_share_backing(distinct, n)) != VAST_PC_OK)
         *err = vast_pc_error(st);
+    /* A merged device's context: its members write the same page only where a merged launch
+     * says so (merge.c, mark_twins), so pages are owned and twins are where it marks them. */
+    if (st == VAST_PC_OK && n > 1 && ctx->num_devices == 1 && ctx->devices[0]->num_members > 1)
+        pagecache_own_pages(distinct[0]);
     free(distinct);
     if (st != VAST_PC_OK) {
         views_release(ctx, pcs);

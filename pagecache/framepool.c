@@ -314,6 +314,10 @@ void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *ou
     out->overdrafts = atomic_load(&pool->stats.overdrafts);
     out->overdraft_max_frames = atomic_load(&pool->stats.overdraft_max_frames);
     out->overdraft_write_backs = atomic_load(&pool->stats.overdraft_write_backs);
+    out->twin_h2d_bytes = atomic_load(&pool->stats.twin_h2d_bytes);
+    out->merged_d2h_bytes = atomic_load(&pool->stats.merged_d2h_bytes);
+    out->owned_d2h_bytes = atomic_load(&pool->stats.owned_d2h_bytes);
+    out->owned_stale_bytes = atomic_load(&pool->stats.owned_stale_bytes);
 }
 
 void pagecache_count_frames(struct vast_pool *pool, size_t *valid, size_t *dirty, size_t *pinned)

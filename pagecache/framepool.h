@@ -71,6 +71,11 @@ struct vast_pool_stats {
     /* Overdrafts (README.md "Overdraft"): loans begun, the most frames lent at once, and the
      * pages written back when a loan ended. */
     uint64_t overdrafts, overdraft_max_frames, overdraft_write_backs;
+    /* Pages of buffers shared with other pools (README.md "Several devices"), in bytes: loaded
+     * through a twin (a host copy, then a transfer from it), written back by a merge against
+     * the twin, written back whole (a page one pool owns: no twin), and such whole write-backs
+     * of a copy that was stale (an ownership rule broken: must stay 0). */
+    uint64_t twin_h2d_bytes, merged_d2h_bytes, owned_d2h_bytes, owned_stale_bytes;
 };
 
 /* Write-backs of one make_resident go out in windows of at most this many bytes (default):
@@ -113,6 +118,7 @@ struct vast_pool {
         _Atomic uint64_t unordered_d2h_transfers, overlap_h2d_bytes;
         _Atomic uint64_t discarded_bytes, noload_bytes;
         _Atomic uint64_t overdrafts, overdraft_max_frames, overdraft_write_backs;
+        _Atomic uint64_t twin_h2d_bytes, merged_d2h_bytes, owned_d2h_bytes, owned_stale_bytes;
     } stats;
 };
 

@@ -148,6 +148,16 @@ int pagecache_share_backing(struct vast_pc_buffer *const *roots, size_t n);
  * merged into the host first. Nothing to do for a buffer in no group. VAST_PC_ERR_PINNED when
  * a stale page is pinned (it stays). */
 int pagecache_refresh_range(struct vast_pc_buffer *buf, size_t offset, size_t size);
+/* Owned pages (README.md "Several devices", "Owned pages"): buf's group promises that between
+ * two write-backs a page is written by at most one pool, except the pages marked with
+ * pagecache_want_twins; then only those are loaded through a twin and merged, the others load
+ * from the host store and write back whole. Set once, before the group's pages are used by
+ * more than one pool; nothing to do for a buffer in no group. */
+int pagecache_own_pages(struct vast_pc_buffer *buf);
+/* Root pages [first, first+count) of buf's root want a twin where want[i] (want NULL: all)
+ * and want none elsewhere, from their next load on; a resident copy that wants one and lacks
+ * it counts as stale (pagecache_refresh_range drops it). */
+int pagecache_want_twins(struct vast_pc_buffer *buf, size_t first, size_t count, const uint8_t *want);
 
 /* Version of a root page (bumped by device writes and host writes). */
 uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
@@ -157,6 +167,8 @@ int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page);
 /* Bytes loaded into buf's root's pages (loads and host-write updates of resident pages) and
  * bytes of its pages given frames without a load (VAST_PC_NO_LOAD), since it was made. */
 void pagecache_buffer_traffic(const struct vast_pc_buffer *buf, uint64_t *h2d_bytes, uint64_t *noload_bytes);
+/* Of buf's root's loaded bytes, those loaded through a twin (a buffer shared by pools). */
+uint64_t pagecache_buffer_twin_bytes(const struct vast_pc_buffer *buf);
 
 /* The invariants of README.md, checked (check.c): NULL when they hold, else what is wrong
  * (a thread's own buffer, valid until its next call). Takes the pool lock; any time is fine,

@@ -20,8 +20,13 @@ struct vast_pc_buffer {
      * on other pools (peers.c), and per page the group clock its copy reflects. */
     struct vast_pc_group *group;
     _Atomic uint32_t *seen;
-    /* Root only: bytes loaded into its pages, and given frames without a load (statistics). */
-    _Atomic uint64_t h2d_bytes, noload_bytes;
+    /* Root only, grouped: per page, PC_TWIN_WANT (loads go through a twin; set by the
+     * interpose layer, pagecache_want_twins, on a group of owned pages) and PC_TWIN_HAS (the
+     * resident copy was loaded through its frame's twin). */
+    _Atomic uint8_t *twin;
+    /* Root only: bytes loaded into its pages, and given frames without a load, and of the
+     * loaded bytes those that went through a twin (statistics). */
+    _Atomic uint64_t h2d_bytes, noload_bytes, twin_bytes;
 };
 
 /* Root buffers over one backing store on several pools (peers.c; README.md "Several
@@ -33,7 +38,12 @@ struct vast_pc_group {
     _Atomic uint32_t *version;
     _Atomic uint32_t clock;
     _Atomic size_t members; /* roots not yet released; the last frees the group */
+    /* Owned pages (pagecache_own_pages): a page's twin only where PC_TWIN_WANT is set; else
+     * every load goes through a twin and every write-back merges. */
+    _Atomic bool owned;
 };
+
+enum { PC_TWIN_WANT = 1, PC_TWIN_HAS = 2 };
 
 struct pc_io;
 struct pc_lane;
@@ -41,8 +51,13 @@ struct pc_lane;
  * against it); called by residency.c's transfer() without the pool lock. */
 int pc_group_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
                       size_t dev_off, size_t start, size_t len, struct pc_lane *lane);
-/* Pool lock held: whether the copy of root page `page` is older than the host's bytes. */
+/* Pool lock held: whether the copy of root page `page` is older than the host's bytes, or
+ * lacks the twin its page now wants (either way refresh drops it). */
 bool pc_group_stale(const struct vast_pc_buffer *root, size_t page);
+/* residency.c: one transfer of root bytes [start, start+len) between the host store (pinned
+ * where the backing is) and the frame, in the lane's direction, as for a buffer in no group. */
+int pc_plain_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
+                      size_t dev_off, size_t start, size_t len, struct pc_lane *lane);
 /* end_host_write of a grouped root: the host bytes [lo, hi) changed; copies of `pinned`
  * (updated with them) stay current. */
 void pc_group_host_written(struct vast_pc_buffer *root, size_t lo, size_t hi,

@@ -15,7 +15,12 @@
  *   pagecache_refresh_range drops stale copies (merging their own bytes back first); the
  *   interpose layer calls it before a command uses a range on a device, after flushing the
  *   other pools' dirty pages of the range (interpose/README.md "Several devices").
- * Principal entry points: pagecache_share_backing, pagecache_refresh_range; for residency.c
+ * - Owned pages (pagecache_own_pages: a merged device's buffers). Only pages the caller marks
+ *   (pagecache_want_twins: two pools may write them before a write-back) go through twins;
+ *   the others load from the host store like a one-device pool's and write back whole, then
+ *   publish (README.md "Owned pages": who owns a page when).
+ * Principal entry points: pagecache_share_backing, pagecache_refresh_range,
+ * pagecache_own_pages, pagecache_want_twins; for residency.c
  * and coherence.c pc_group_transfer, pc_group_stale, pc_group_host_written.
  * Locks: group->lock is a leaf, taken without the pool lock and never across a device
  * transfer (the write-back's scratch read has been waited for before it is taken).
@@ -64,14 +69,17 @@ int pagecache_share_backing(struct vast_pc_buffer *const *roots, size_t n)
     int rc = g->version ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
     for (size_t i = 0; i < n && rc == VAST_PC_OK; i++) {
         roots[i]->seen = calloc(roots[i]->pt.npages, sizeof *roots[i]->seen);
+        roots[i]->twin = calloc(roots[i]->pt.npages ? roots[i]->pt.npages : 1, sizeof *roots[i]->twin);
         pthread_mutex_lock(&roots[i]->pool->lock);
-        rc = roots[i]->seen ? make_twins(roots[i]->pool) : VAST_PC_ERR_HOST_MEMORY;
+        rc = roots[i]->seen && roots[i]->twin ? make_twins(roots[i]->pool) : VAST_PC_ERR_HOST_MEMORY;
         pthread_mutex_unlock(&roots[i]->pool->lock);
     }
     if (rc != VAST_PC_OK) {
         for (size_t i = 0; i < n; i++) {
             free(roots[i]->seen);
+            free((void *)roots[i]->twin);
             roots[i]->seen = NULL;
+            roots[i]->twin = NULL;
         }
         free(g->version);
         free(g);
@@ -88,7 +96,9 @@ void pc_group_leave(struct vast_pc_buffer *root)
 {
     struct vast_pc_group *g = root->group;
     free(root->seen);
+    free((void *)root->twin);
     root->seen = NULL;
+    root->twin = NULL;
     root->group = NULL;
     if (atomic_fetch_sub(&g->members, 1) == 1) {
         pthread_mutex_destroy(&g->lock);
@@ -119,10 +129,46 @@ static uint32_t newest(const struct vast_pc_group *g, const struct vast_pc_buffe
     return v;
 }
 
+/* Whether loads of root page `page` go through a twin. */
+static bool wants_twin(const struct vast_pc_buffer *root, size_t page)
+{
+    return !atomic_load_explicit(&root->group->owned, memory_order_relaxed) ||
+           (atomic_load_explicit(&root->twin[page], memory_order_relaxed) & PC_TWIN_WANT);
+}
+
+/* Whether the resident copy of root page `page` has a twin (its write-back merges). */
+static bool has_twin(const struct vast_pc_buffer *root, size_t page)
+{
+    return !atomic_load_explicit(&root->group->owned, memory_order_relaxed) ||
+           (atomic_load_explicit(&root->twin[page], memory_order_relaxed) & PC_TWIN_HAS);
+}
+
 bool pc_group_stale(const struct vast_pc_buffer *root, size_t page)
 {
-    return root->group && newest(root->group, root, page) >
-                              atomic_load_explicit(&root->seen[page], memory_order_acquire);
+    return root->group && (newest(root->group, root, page) > atomic_load_explicit(&root->seen[page], memory_order_acquire) ||
+                           (wants_twin(root, page) && !has_twin(root, page)));
+}
+
+int pagecache_own_pages(struct vast_pc_buffer *buf)
+{
+    if (!buf || !buf->root->group)
+        return buf ? VAST_PC_OK : VAST_PC_ERR_INVALID;
+    atomic_store(&buf->root->group->owned, true);
+    return VAST_PC_OK;
+}
+
+int pagecache_want_twins(struct vast_pc_buffer *buf, size_t first, size_t count, const uint8_t *want)
+{
+    if (!buf || first > buf->root->pt.npages || count > buf->root->pt.npages - first)
+        return VAST_PC_ERR_INVALID;
+    struct vast_pc_buffer *root = buf->root;
+    for (size_t i = 0; root->group && i < count; i++) {
+        if (want == NULL || want[i])
+            atomic_fetch_or_explicit(&root->twin[first + i], PC_TWIN_WANT, memory_order_relaxed);
+        else
+            atomic_fetch_and_explicit(&root->twin[first + i], (uint8_t)~PC_TWIN_WANT, memory_order_relaxed);
+    }
+    return VAST_PC_OK;
 }
 
 /* Group lock held: bytes [start, end) of root reached the host at a new clock value. When
@@ -159,26 +205,77 @@ static bool merge(unsigned char *host, unsigned char *twin, const unsigned char 
     return changed;
 }
 
-static int group_load(struct vast_pool *pool, struct vast_pc_buffer *root, vast_dev_chunk chunk,
-                      size_t dev_off, unsigned char *twin, size_t start, size_t len)
+/* Group lock held: the pages a load of root bytes [start, start+len) holds whole (up to the
+ * buffer's end) now reflect clock value `now`. */
+static void seen_whole(struct vast_pc_buffer *root, size_t start, size_t len, uint32_t now)
 {
-    struct vast_pc_group *g = root->group;
-    const unsigned char *host = (const unsigned char *)pagecache_backing_base(root->backing) + start;
-    unsigned s = pool->page_shift;
-    pthread_mutex_lock(&g->lock);
-    uint32_t now = atomic_load(&g->clock);
-    memcpy(twin, host, len);
-    /* Pages this transfer holds whole (up to the buffer's end) now reflect the clock. */
+    unsigned s = root->pool->page_shift;
     for (size_t p = start >> s; p << s < start + len; p++) {
         size_t end = (p + 1) << s;
         end = end > root->size ? root->size : end;
         if (p << s >= start && end <= start + len)
             atomic_store(&root->seen[p], now);
     }
+}
+
+static int group_load(struct vast_pool *pool, struct vast_pc_buffer *root, vast_dev_chunk chunk,
+                      size_t dev_off, unsigned char *twin, size_t start, size_t len)
+{
+    struct vast_pc_group *g = root->group;
+    const unsigned char *host = (const unsigned char *)pagecache_backing_base(root->backing) + start;
+    pthread_mutex_lock(&g->lock);
+    uint32_t now = atomic_load(&g->clock);
+    memcpy(twin, host, len);
+    seen_whole(root, start, len, now);
     pthread_mutex_unlock(&g->lock);
     atomic_fetch_add(&pool->stats.h2d_transfers, 1);
     atomic_fetch_add(&pool->stats.h2d_bytes, len);
+    atomic_fetch_add(&pool->stats.twin_h2d_bytes, len);
+    atomic_fetch_add(&root->h2d_bytes, len);
+    atomic_fetch_add(&root->twin_bytes, len);
     return pool->ops->write(pool->dev, chunk, dev_off, twin, len, NULL);
+}
+
+/* A load of owned pages (no twin): the clock is read before the transfer reads the host, so a
+ * copy is never thought newer than the bytes it got; then the plain (pinned) transfer. */
+static int owned_load(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame, size_t dev_off,
+                      size_t start, size_t len, struct pc_lane *lane)
+{
+    struct vast_pc_group *g = root->group;
+    pthread_mutex_lock(&g->lock);
+    seen_whole(root, start, len, atomic_load(&g->clock));
+    pthread_mutex_unlock(&g->lock);
+    return pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
+}
+
+/* A write-back of owned pages: the whole bytes straight into the host store (pinned), waited
+ * for, then published. Nobody else wrote these pages since the copy was loaded (the owner's
+ * rule, README.md "Several devices"), so the host's bytes there are the copy's but for its own
+ * changes; a copy found stale (the rule broken) is counted (owned_stale_bytes). */
+static int owned_write_back(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame, size_t dev_off,
+                            size_t start, size_t len)
+{
+    struct vast_pc_group *g = root->group;
+    struct pc_lane wb = {.dir = PC_WRITE_BACK};
+    int rc = pc_plain_transfer(pool, root, frame, dev_off, start, len, &wb);
+    if (rc == VAST_PC_OK)
+        rc = pool->ops->wait(pool->dev) ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+    if (rc != VAST_PC_OK)
+        return rc;
+    atomic_fetch_add(&pool->stats.owned_d2h_bytes, len);
+    size_t page = (size_t)1 << pool->page_shift;
+    pthread_mutex_lock(&g->lock);
+    for (size_t at = start; at < start + len;) {
+        size_t stop = (at / page + 1) * page;
+        stop = stop < start + len ? stop : start + len;
+        size_t p = at >> pool->page_shift;
+        if (newest(g, root, p) > atomic_load(&root->seen[p]))
+            atomic_fetch_add(&pool->stats.owned_stale_bytes, stop - at);
+        publish(g, root, at, stop, true);
+        at = stop;
+    }
+    pthread_mutex_unlock(&g->lock);
+    return VAST_PC_OK;
 }
 
 static int group_write_back(struct vast_pool *pool, struct vast_pc_buffer *root, vast_dev_chunk chunk,
@@ -193,6 +290,7 @@ static int group_write_back(struct vast_pool *pool, struct vast_pc_buffer *root,
         rc = pool->ops->wait(pool->dev);
     atomic_fetch_add(&pool->stats.d2h_transfers, 1);
     atomic_fetch_add(&pool->stats.d2h_bytes, len);
+    atomic_fetch_add(&pool->stats.merged_d2h_bytes, len);
     if (rc == VAST_PC_OK) {
         unsigned char *host = (unsigned char *)pagecache_backing_base(root->backing);
         size_t page = (size_t)1 << pool->page_shift;
@@ -210,17 +308,43 @@ static int group_write_back(struct vast_pool *pool, struct vast_pc_buffer *root,
     return rc;
 }
 
+/* Root bytes [start, start+len) of a run of frames from `frame` at dev_off, cut where the
+ * pages' way changes: through the twins (a load where the page wants one, a write-back where
+ * the copy has one) or owned (plain transfers). */
 int pc_group_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
                       size_t dev_off, size_t start, size_t len, struct pc_lane *lane)
 {
+    unsigned s = pool->page_shift;
+    bool load = lane->dir == PC_LOAD;
     /* Frames of a run are adjacent, so their twins are too. */
-    unsigned char *twin = pool->twins + ((size_t)frame << pool->page_shift) +
-                          (dev_off - pagecache_frame_offset(pool, frame));
+    unsigned char *twins = pool->twins + ((size_t)frame << s) + (dev_off - pagecache_frame_offset(pool, frame));
     vast_dev_chunk chunk = pagecache_frame_chunk(pool, frame);
-    int rc = lane->dir == PC_LOAD ? group_load(pool, root, chunk, dev_off, twin, start, len)
-                                  : group_write_back(pool, root, chunk, dev_off, twin, start, len);
-    if (rc == VAST_PC_OK)
-        lane->bytes += len;
+    int rc = VAST_PC_OK;
+    for (size_t at = start; at < start + len && rc == VAST_PC_OK;) {
+        size_t p = at >> s;
+        bool twin = load ? wants_twin(root, p) : has_twin(root, p);
+        size_t stop = (p + 1) << s;
+        while (stop < start + len && (load ? wants_twin(root, stop >> s) : has_twin(root, stop >> s)) == twin)
+            stop += (size_t)1 << s;
+        stop = stop < start + len ? stop : start + len;
+        size_t off = dev_off + (at - start);
+        if (twin && load) {
+            rc = group_load(pool, root, chunk, off, twins + (at - start), at, stop - at);
+            for (size_t q = p; q << s < stop; q++)
+                atomic_fetch_or_explicit(&root->twin[q], PC_TWIN_HAS, memory_order_relaxed);
+        } else if (twin) {
+            rc = group_write_back(pool, root, chunk, off, twins + (at - start), at, stop - at);
+        } else if (load) {
+            rc = owned_load(pool, root, frame, off, at, stop - at, lane);
+            for (size_t q = p; q << s < stop; q++)
+                atomic_fetch_and_explicit(&root->twin[q], (uint8_t)~PC_TWIN_HAS, memory_order_relaxed);
+        } else {
+            rc = owned_write_back(pool, root, frame, off, at, stop - at);
+        }
+        if (rc == VAST_PC_OK && (twin || !load))
+            lane->bytes += stop - at;
+        at = stop;
+    }
     return rc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
 }
 

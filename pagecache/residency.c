@@ -50,12 +50,9 @@ static int write_back_unordered(struct vast_pool *pool, struct pc_lane *lane,
     return rc;
 }
 
-/* One transfer of root bytes [start, start+len) <-> device at dev_off (within one granule). */
-static int transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
-                    size_t dev_off, size_t start, size_t len, struct pc_lane *lane)
+int pc_plain_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
+                      size_t dev_off, size_t start, size_t len, struct pc_lane *lane)
 {
-    if (root->group) /* shared with other pools: twins and merges (peers.c) */
-        return pc_group_transfer(pool, root, frame, dev_off, start, len, lane);
     char *host = (char *)pagecache_backing_base(root->backing) + start;
     vast_host_pin pin = pagecache_pin_backing(root->backing, pool->ops, pool->dev, start, len);
     vast_dev_chunk chunk = pagecache_frame_chunk(pool, frame);
@@ -75,6 +72,15 @@ static int transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_
     if (rc == VAST_PC_OK)
         lane->bytes += len;
     return rc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
+}
+
+/* One transfer of root bytes [start, start+len) <-> device at dev_off (within one granule). */
+static int transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
+                    size_t dev_off, size_t start, size_t len, struct pc_lane *lane)
+{
+    if (root->group) /* shared with other pools: twins and merges, or owned pages (peers.c) */
+        return pc_group_transfer(pool, root, frame, dev_off, start, len, lane);
+    return pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
 }
 
 int pc_wait_tickets(struct vast_pool *pool, struct pc_lane *lane, size_t upto)
@@ -334,6 +340,11 @@ void pagecache_buffer_traffic(const struct vast_pc_buffer *buf, uint64_t *h2d_by
 {
     *h2d_bytes = atomic_load(&buf->root->h2d_bytes);
     *noload_bytes = atomic_load(&buf->root->noload_bytes);
+}
+
+uint64_t pagecache_buffer_twin_bytes(const struct vast_pc_buffer *buf)
+{
+    return atomic_load(&buf->root->twin_bytes);
 }
 
 int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page)
