@@ -337,23 +337,16 @@ static cl_kernel build_kernel(const char *source, const char *options, const cha
     char all[2048];
     snprintf(all, sizeof all, "%s %s", options, more ? more : "");
     cl_int built = clBuildProgram(prog, 1, &dev, all, NULL, NULL);
-    if (built == CL_SUCCESS && more) {
+    if (built != CL_SUCCESS || more) {
         size_t len = 0;
         CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len));
         char *log = xmalloc(len + 1);
         CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, len, log, NULL));
         log[len] = '\0';
-        fprintf(stderr, "xlat_bench: %s build log:\n%s\n", name, log);
+        fprintf(stderr, "xlat_bench: %s %s:\n%s\n", name, built != CL_SUCCESS ? "does not build" : "build log", log);
         free(log);
-    }
-    if (built != CL_SUCCESS) {
-        size_t len = 0;
-        CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len));
-        char *log = xmalloc(len + 1);
-        CK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, len, log, NULL));
-        log[len] = '\0';
-        fprintf(stderr, "xlat_bench: %s does not build:\n%s\n", name, log);
-        exit(1);
+        if (built != CL_SUCCESS)
+            exit(1);
     }
     cl_kernel k = clCreateKernel(prog, name, &err);
     CK(err);

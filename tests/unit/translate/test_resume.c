@@ -96,8 +96,7 @@ static void test_xgemv_shape(void **state)
     const char *p = r->paged_source;
     assert_non_null(strstr(p, "barrier(CLK_LOCAL_MEM_FENCE); vast_rs_lget((__local uchar *)&xlm, vast_ra.gr + 0, 256u, "
                               "vast_lid, vast_lsz); barrier(CLK_LOCAL_MEM_FENCE); }"));
-    /* the array as bytes; the for-declared counter restored by its initializer, saved in the
-     * condition (where it is in scope) */
+    /* the array as bytes; the for-declared counter restored by its initializer */
     assert_non_null(strstr(p, "vast_rs_get((uchar *)&acc, vast_rr + 16, 8u)"));
     assert_non_null(strstr(p, "for (int kwg = VAST_RI(int, 24, 0); "));
     assert_non_null(strstr(p, "(kwg +=  64) VAST_RG(, vast_it++) )"));
