@@ -464,6 +464,76 @@ void sample_report_mismatch(size_t *errors, const char *fmt, ...)
     ++*errors;
 }
 
+size_t sample_chunk_elements(cl_device_id device, const struct sample_args *args, size_t n,
+                             size_t bytes_per_element, size_t max_elem_bytes, size_t reserved,
+                             size_t multiple)
+{
+    size_t chunk;
+    if (args->chunk) {
+        chunk = args->chunk / multiple * multiple;
+        if (chunk == 0)
+            chunk = multiple;
+    } else {
+        cl_ulong mem = 0, max_alloc = 0;
+        CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL));
+        CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL));
+        size_t usable = (size_t)(mem / 10 * 9);
+        usable = usable > reserved ? usable - reserved : 0;
+        chunk = usable / (2 * bytes_per_element);
+        if (chunk > max_alloc / max_elem_bytes)
+            chunk = (size_t)(max_alloc / max_elem_bytes);
+        chunk = chunk / multiple * multiple;
+        if (chunk == 0)
+            chunk = multiple;
+    }
+    return chunk < n ? chunk : (n ? n : 1);
+}
+
+double sample_run_chunks(cl_context context, cl_device_id device, size_t n, size_t chunk,
+                         const struct sample_chunk_buffer *buffers, unsigned nbuffers,
+                         sample_chunk_fn enqueue, void *ctx)
+{
+    if (nbuffers > SAMPLE_CHUNK_MAX_BUFFERS || chunk == 0)
+        CL_CHECK_ERR(CL_INVALID_VALUE, "sample_run_chunks(buffers, chunk)");
+    size_t chunks = (n + chunk - 1) / chunk;
+    printf("partitioned: %zu chunks of %zu elements, 2 queues\n", chunks, chunk);
+    cl_command_queue q[2];
+    cl_mem d[2][SAMPLE_CHUNK_MAX_BUFFERS];
+    for (int k = 0; k < 2; k++) {
+        q[k] = sample_queue(context, device);
+        for (unsigned b = 0; b < nbuffers; b++)
+            d[k][b] = sample_buffer(context, CL_MEM_READ_WRITE, chunk * buffers[b].elem_bytes,
+                                    "clCreateBuffer(chunk)");
+    }
+    /* In-order queues: a set's next writes wait for its previous reads, so each set of
+     * buffers is reused only once the chunk before has been read out of it. */
+    double t0 = sample_now();
+    for (size_t ch = 0; ch < chunks; ch++) {
+        int k = (int)(ch % 2);
+        size_t first = ch * chunk, count = n - first < chunk ? n - first : chunk;
+        for (unsigned b = 0; b < nbuffers; b++)
+            if (buffers[b].dir != SAMPLE_CHUNK_OUT)
+                CL_CHECK(clEnqueueWriteBuffer(q[k], d[k][b], CL_FALSE, 0, count * buffers[b].elem_bytes,
+                                              (char *)buffers[b].host + first * buffers[b].elem_bytes, 0,
+                                              NULL, NULL));
+        enqueue(q[k], d[k], first, count, ctx);
+        for (unsigned b = 0; b < nbuffers; b++)
+            if (buffers[b].dir != SAMPLE_CHUNK_IN)
+                CL_CHECK(clEnqueueReadBuffer(q[k], d[k][b], CL_FALSE, 0, count * buffers[b].elem_bytes,
+                                             (char *)buffers[b].host + first * buffers[b].elem_bytes, 0,
+                                             NULL, NULL));
+    }
+    CL_CHECK(clFinish(q[0]));
+    CL_CHECK(clFinish(q[1]));
+    double seconds = sample_now() - t0;
+    for (int k = 0; k < 2; k++) {
+        for (unsigned b = 0; b < nbuffers; b++)
+            clReleaseMemObject(d[k][b]);
+        clReleaseCommandQueue(q[k]);
+    }
+    return seconds;
+}
+
 void sample_report_data(double bytes)
 {
     printf("data: %.0f bytes\n", bytes);

@@ -84,6 +84,35 @@ cl_kernel sample_kernel(cl_program program, const char *name);
  * never writes cannot pass the check (the caller waits, e.g. with clFinish). */
 void sample_poison(cl_command_queue queue, cl_mem buffer, size_t bytes, cl_uint pattern);
 
+/* The hand-partitioned ("expert") version of an element-wise sample (--partitioned): n
+ * elements stream through the device in chunks over two in-order queues, each with its own
+ * device buffers, so that chunk k+1's transfers overlap chunk k's kernels. Per chunk: the
+ * input ranges are written, `enqueue` launches the kernels on the chunk's buffers (elements
+ * first .. first + count - 1 of the whole), the output ranges are read back. */
+enum sample_chunk_dir { SAMPLE_CHUNK_IN, SAMPLE_CHUNK_OUT, SAMPLE_CHUNK_INOUT };
+struct sample_chunk_buffer {
+    void *host;            /* the whole array on the host */
+    size_t elem_bytes;     /* bytes per element */
+    enum sample_chunk_dir dir;
+};
+typedef void (*sample_chunk_fn)(cl_command_queue queue, const cl_mem *chunk_buffers, size_t first,
+                                size_t count, void *ctx);
+#define SAMPLE_CHUNK_MAX_BUFFERS 8
+
+/* Elements per chunk: args->chunk when given (rounded down to `multiple`, at least one
+ * multiple), else what two sets of chunk buffers of `bytes_per_element` fit in 90% of the
+ * device's memory after `reserved` bytes (and one buffer within CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+ * never more than n (one chunk of n elements when n is not over a chunk). */
+size_t sample_chunk_elements(cl_device_id device, const struct sample_args *args, size_t n,
+                             size_t bytes_per_element, size_t max_elem_bytes, size_t reserved,
+                             size_t multiple);
+
+/* Runs the chunks, prints "partitioned: <k> chunks of <c> elements, 2 queues" and returns the
+ * seconds from the first write to the last read. */
+double sample_run_chunks(cl_context context, cl_device_id device, size_t n, size_t chunk,
+                         const struct sample_chunk_buffer *buffers, unsigned nbuffers,
+                         sample_chunk_fn enqueue, void *ctx);
+
 /* malloc that exits 2 when the host has no memory. */
 void *sample_alloc(size_t bytes);
 
