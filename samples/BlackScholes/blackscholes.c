@@ -136,8 +136,7 @@ int main(int argc, char **argv)
 {
     size_t n = 1 << 20;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {{"--size", "-n", &n, "number of options"}};
-    sample_parse_args(argc, argv, "Black-Scholes option pricing", &args, flags, 1, true);
+    sample_parse_count_partitioned(argc, argv, "Black-Scholes option pricing", &args, &n, "number of options");
     size_t bytes = n * sizeof(float);
     printf("BlackScholes: n=%zu options (%.3f GiB total)%s\n", n, 5.0 * (double)bytes / (1u << 30),
            args.partitioned ? ", partitioned" : "");

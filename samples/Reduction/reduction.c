@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 {
     size_t n = 1 << 22;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {{"--size", "-n", &n, "number of 32-bit integers"}};
-    sample_parse_args(argc, argv, "sum of unsigned integers (reduce6)", &args, flags, 1, true);
+    sample_parse_count_partitioned(argc, argv, "sum of unsigned integers (reduce6)", &args, &n,
+                                   "number of 32-bit integers");
     size_t bytes = n * sizeof(cl_uint);
     size_t groups = (n + 2 * BLOCK - 1) / (2 * BLOCK);
     if (groups > MAX_GROUPS)

@@ -99,8 +99,10 @@ static double run_partitioned(cl_context context, cl_device_id device, cl_kernel
     cl_mem dx = sample_buffer(context, CL_MEM_READ_ONLY, m->ncols * sizeof(float), "clCreateBuffer(x)");
     for (int k = 0; k < 2; k++) {
         q[k] = sample_queue(context, device);
-        d[k][0] = sample_buffer(context, CL_MEM_READ_ONLY, chunk * m->width * sizeof(float), "clCreateBuffer(vals chunk)");
-        d[k][1] = sample_buffer(context, CL_MEM_READ_ONLY, chunk * m->width * sizeof(cl_uint), "clCreateBuffer(cols chunk)");
+        d[k][0] = sample_buffer(context, CL_MEM_READ_ONLY, chunk * m->width * sizeof(float),
+                                "clCreateBuffer(vals chunk)");
+        d[k][1] = sample_buffer(context, CL_MEM_READ_ONLY, chunk * m->width * sizeof(cl_uint),
+                                "clCreateBuffer(cols chunk)");
         d[k][2] = dx;
         d[k][3] = sample_buffer(context, CL_MEM_WRITE_ONLY, chunk * sizeof(float), "clCreateBuffer(y chunk)");
     }

@@ -121,6 +121,13 @@ void sample_parse_count(int argc, char **argv, const char *summary, struct sampl
     sample_parse_args(argc, argv, summary, args, flags, 1, false);
 }
 
+void sample_parse_count_partitioned(int argc, char **argv, const char *summary, struct sample_args *args,
+                                    size_t *n, const char *what)
+{
+    const struct sample_size_flag flags[] = {{"--size", "-n", n, what}};
+    sample_parse_args(argc, argv, summary, args, flags, 1, true);
+}
+
 void sample_set_args(cl_kernel kernel, cl_uint first, cl_uint n, ...)
 {
     va_list ap;
@@ -405,6 +412,14 @@ void sample_fill_float(float *out, size_t n, uint64_t seed, uint64_t stream, flo
     sample_rng_init(&rng, seed, stream);
     for (size_t i = 0; i < n; i++)
         out[i] = sample_rng_float(&rng, lo, hi);
+}
+
+float sample_float_at(uint64_t seed, uint64_t stream, size_t index, float lo, float hi)
+{
+    struct sample_rng rng;
+    sample_rng_init(&rng, seed, stream);
+    rng.state += (uint64_t)index * UINT64_C(0x9e3779b97f4a7c15);
+    return sample_rng_float(&rng, lo, hi);
 }
 
 uint64_t sample_fnv1a(uint64_t hash, const void *data, size_t bytes)

@@ -45,9 +45,12 @@ void sample_parse_args(int argc, char **argv, const char *summary, struct sample
                        const struct sample_size_flag *flags, size_t nflags,
                        bool offers_partitioned);
 
-/* sample_parse_args for a sample whose one size is a count: --size/-n N (`what` N counts). */
+/* sample_parse_args for a sample whose one size is a count: --size/-n N (`what` N counts);
+ * the _partitioned form also accepts --partitioned and --chunk. */
 void sample_parse_count(int argc, char **argv, const char *summary, struct sample_args *args, size_t *n,
                         const char *what);
+void sample_parse_count_partitioned(int argc, char **argv, const char *summary, struct sample_args *args,
+                                    size_t *n, const char *what);
 
 /* Choose the platform and device named by args and print "platform: <name>" and
  * "device: <name>". Exits 2 when there is no such platform or device. */
@@ -126,6 +129,9 @@ uint32_t sample_rng_u32(struct sample_rng *rng);
 size_t sample_rng_below(struct sample_rng *rng, size_t bound); /* uniform in [0, bound) */
 float sample_rng_float(struct sample_rng *rng, float lo, float hi);
 void sample_fill_float(float *out, size_t n, uint64_t seed, uint64_t stream, float lo, float hi);
+/* Element `index` of what sample_fill_float(.., seed, stream, lo, hi) writes, without the array
+ * (splitmix64 is counter-based): a check can regenerate an input instead of keeping a copy. */
+float sample_float_at(uint64_t seed, uint64_t stream, size_t index, float lo, float hi);
 
 /* 64-bit FNV-1a. Chain calls to hash several buffers: h = sample_fnv1a(h, p, n). */
 #define SAMPLE_FNV_INIT UINT64_C(0xcbf29ce484222325)

@@ -76,8 +76,8 @@ int main(int argc, char **argv)
 {
     size_t n = 1 << 20;
     struct sample_args args = {0};
-    const struct sample_size_flag flags[] = {{"--size", "-n", &n, "number of floats per vector"}};
-    sample_parse_args(argc, argv, "c = a + b over float vectors", &args, flags, 1, true);
+    sample_parse_count_partitioned(argc, argv, "c = a + b over float vectors", &args, &n,
+                                   "number of floats per vector");
     printf("vecadd: n=%zu (%.3f GiB total)%s\n", n, 3.0 * (double)n * sizeof(float) / (1u << 30),
            args.partitioned ? ", partitioned" : "");
     sample_report_data(3.0 * (double)n * sizeof(float));
