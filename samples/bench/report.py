@@ -566,6 +566,7 @@ def write_sweep_png(out_dir, cases):
 set output '{png}'
 set logscale x 2
 set logscale y
+set format x '%g'
 set grid
 set key outside right top
 set xlabel 'data (GiB, log)'

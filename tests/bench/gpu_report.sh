@@ -5,7 +5,7 @@
 # Usage (on the GPU machine, after `source .device/setup.sh`):
 #   tests/bench/gpu_report.sh BUILD_DIR OUT_DIR [--part K/M] [run.sh options]
 # Defaults: --platform "NVIDIA CUDA" --preset large --repeats 3 --warmup 1 --caches warm
-# --deadline 540 --timeout 240; later options override them. One command must end within the
+# --deadline 500 --timeout 240; later options override them. One command must end within the
 # machine's 10-minute limit: the large preset with 3 repeats takes about 25 minutes, so run it
 # in parts into the same OUT_DIR, one command each (rows append to raw.csv; each part's report
 # covers every part so far):
@@ -37,7 +37,7 @@ fi
 
 "$root/samples/bench/run.sh" --build "$build" --out "$out" --platform "NVIDIA CUDA" \
     --cpu-platform "Portable Computing Language" --preset large --repeats 3 --warmup 1 --caches warm \
-    --deadline 540 --timeout 240 "$@"
+    --deadline 500 --timeout 240 "$@"
 status=$?
 # The short table last (from raw.csv: python3 may be missing here): the median of the timed
 # runs per sample, size, configuration and cache mode, and every hash against native's.
