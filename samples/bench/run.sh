@@ -197,8 +197,8 @@ vast_version=$(git -C "$here" describe --always --dirty 2>/dev/null || echo unkn
 } > "$out/meta.txt"
 echo "# $(date -u '+%F %T') $invocation" >> "$out/commands.txt"
 
-cols=(sample size_args config cache repeat warmup round seq args env platform_arg status reason rc wall_s time_s hash data_bytes in_bytes
-      out_bytes budget_bytes platform device modes launches partitions faults retries h2d_bytes
+cols=(sample size_args config cache repeat warmup round seq args env platform_arg status reason rc
+      wall_s time_s hash data_bytes in_bytes out_bytes budget_bytes platform device modes launches partitions faults retries h2d_bytes
       d2h_bytes h2d_transfers d2h_transfers hits misses evictions dirty_evictions pool_budget_bytes
       page_bytes inspector_s plan_s transfer_s kernel_s vast_total_s stdout stderr command)
 raw=$out/raw.csv
