@@ -1,6 +1,8 @@
 /* BlackScholes: European call and put prices for n options (NVIDIA SDK kernel: the
  * Abramowitz-Stegun polynomial for the cumulative normal). Inputs S, X, T (3 floats per
  * option), outputs call and put (2 floats per option): 256 M options = 5 GB (paper Table 2).
+ * --partitioned: the hand-chunked version (options in chunks over two queues; samples/common's
+ * sample_run_chunks). Same kernel, same hash.
  *
  * Verification: against the same formula in double; |gpu - ref| <= 1e-4 * (1 + S + X) per
  * price (float log/exp/sqrt are within 4 ulp; the prices are bounded by S + X). */
@@ -9,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define RISKFREE 0.02f
 #define VOLATILITY 0.30f
@@ -58,13 +61,85 @@ static void price_ref(double s, double x, double t, double *call, double *put)
     *put = x * expRT * (1.0 - c2) - s * (1.0 - c1);
 }
 
+static void set_kernel_args(cl_kernel kernel, const cl_mem *out, const cl_mem *in, size_t n)
+{
+    float r = RISKFREE, v = VOLATILITY;
+    cl_ulong n_arg = n;
+    sample_set_args(kernel, 0, 8, sizeof(cl_mem), &out[0], sizeof(cl_mem), &out[1], sizeof(cl_mem), &in[0],
+                    sizeof(cl_mem), &in[1], sizeof(cl_mem), &in[2], sizeof(float), &r, sizeof(float), &v,
+                    sizeof(cl_ulong), &n_arg);
+}
+
+static double run_whole(cl_context context, cl_device_id device, cl_kernel kernel, unsigned iterations,
+                        size_t n, float *const host_in[3], float *const host_out[2])
+{
+    size_t bytes = n * sizeof(float);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem in[3], out[2];
+    for (int k = 0; k < 3; k++)
+        in[k] = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(input)");
+    for (int k = 0; k < 2; k++) {
+        out[k] = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(output)");
+        const cl_uint poison = 0x7fc0dead;
+        sample_poison(queue, out[k], bytes, poison);
+    }
+    CL_CHECK(clFinish(queue));
+
+    double t0 = sample_now();
+    for (int k = 0; k < 3; k++)
+        CL_CHECK(clEnqueueWriteBuffer(queue, in[k], CL_FALSE, 0, bytes, host_in[k], 0, NULL, NULL));
+    set_kernel_args(kernel, out, in, n);
+    sample_launch_1d(queue, kernel, n, 128, iterations);
+    CL_CHECK(clEnqueueReadBuffer(queue, out[0], CL_FALSE, 0, bytes, host_out[0], 0, NULL, NULL));
+    CL_CHECK(clEnqueueReadBuffer(queue, out[1], CL_TRUE, 0, bytes, host_out[1], 0, NULL, NULL));
+    double seconds = sample_now() - t0;
+    for (int k = 0; k < 3; k++)
+        clReleaseMemObject(in[k]);
+    for (int k = 0; k < 2; k++)
+        clReleaseMemObject(out[k]);
+    clReleaseCommandQueue(queue);
+    return seconds;
+}
+
+struct chunk_ctx {
+    cl_kernel kernel;
+    unsigned iterations;
+};
+
+/* chunk buffers: S, X, T, call, put */
+static void enqueue_chunk(cl_command_queue q, const cl_mem *d, size_t first, size_t count, void *ctx)
+{
+    const struct chunk_ctx *c = ctx;
+    (void)first;
+    set_kernel_args(c->kernel, d + 3, d, count);
+    sample_launch_1d(q, c->kernel, count, 128, c->iterations);
+}
+
+static double run_partitioned(cl_context context, cl_device_id device, cl_kernel kernel,
+                              const struct sample_args *args, size_t n, float *const host_in[3],
+                              float *const host_out[2])
+{
+    struct sample_chunk_buffer bufs[5];
+    for (int k = 0; k < 5; k++) {
+        bufs[k].host = k < 3 ? host_in[k] : host_out[k - 3];
+        bufs[k].elem_bytes = sizeof(float);
+        bufs[k].dir = k < 3 ? SAMPLE_CHUNK_IN : SAMPLE_CHUNK_OUT;
+        if (k >= 3)
+            memset(host_out[k - 3], 0xff, n * sizeof(float)); /* poison: a NaN */
+    }
+    struct chunk_ctx ctx = {kernel, args->iterations};
+    size_t chunk = sample_chunk_elements(device, args, n, 5 * sizeof(float), sizeof(float), 0, 1);
+    return sample_run_chunks(context, device, n, chunk, bufs, 5, enqueue_chunk, &ctx);
+}
+
 int main(int argc, char **argv)
 {
     size_t n = 1 << 20;
     struct sample_args args = {0};
-    sample_parse_count(argc, argv, "Black-Scholes option pricing", &args, &n, "number of options");
+    sample_parse_count_partitioned(argc, argv, "Black-Scholes option pricing", &args, &n, "number of options");
     size_t bytes = n * sizeof(float);
-    printf("BlackScholes: n=%zu options (%.3f GiB total)\n", n, 5.0 * (double)bytes / (1u << 30));
+    printf("BlackScholes: n=%zu options (%.3f GiB total)%s\n", n, 5.0 * (double)bytes / (1u << 30),
+           args.partitioned ? ", partitioned" : "");
     sample_report_data(5.0 * (double)bytes);
 
     cl_platform_id platform;
@@ -78,33 +153,11 @@ int main(int argc, char **argv)
     sample_fill_float(T, n, args.seed, 3, 0.25f, 10.0f);
 
     cl_context context = sample_context(platform, device);
-    cl_command_queue queue = sample_queue(context, device);
-    cl_mem in[3], out[2];
-    for (int k = 0; k < 3; k++) {
-        in[k] = sample_buffer(context, CL_MEM_READ_ONLY, bytes, "clCreateBuffer(input)");
-    }
-    for (int k = 0; k < 2; k++) {
-        out[k] = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(output)");
-        const cl_uint poison = 0x7fc0dead;
-        sample_poison(queue, out[k], bytes, poison);
-    }
-    CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
     cl_kernel kernel = sample_kernel(program, "BlackScholes");
-
-    double t0 = sample_now();
-    const float *host_in[3] = {S, X, T};
-    for (int k = 0; k < 3; k++)
-        CL_CHECK(clEnqueueWriteBuffer(queue, in[k], CL_FALSE, 0, bytes, host_in[k], 0, NULL, NULL));
-    float r = RISKFREE, v = VOLATILITY;
-    cl_ulong n_arg = n;
-    sample_set_args(kernel, 0, 8, sizeof(cl_mem), &out[0], sizeof(cl_mem), &out[1], sizeof(cl_mem), &in[0],
-                    sizeof(cl_mem), &in[1], sizeof(cl_mem), &in[2], sizeof(float), &r, sizeof(float), &v,
-                    sizeof(cl_ulong), &n_arg);
-    sample_launch_1d(queue, kernel, n, 128, args.iterations);
-    CL_CHECK(clEnqueueReadBuffer(queue, out[0], CL_FALSE, 0, bytes, call, 0, NULL, NULL));
-    CL_CHECK(clEnqueueReadBuffer(queue, out[1], CL_TRUE, 0, bytes, put, 0, NULL, NULL));
-    double seconds = sample_now() - t0;
+    float *const host_in[3] = {S, X, T}, *const host_out[2] = {call, put};
+    double seconds = args.partitioned ? run_partitioned(context, device, kernel, &args, n, host_in, host_out)
+                                      : run_whole(context, device, kernel, args.iterations, n, host_in, host_out);
 
     struct sample_checker check;
     sample_checker_init(&check, &args, n, (size_t)1 << 26, 1 << 20);
@@ -127,11 +180,6 @@ int main(int argc, char **argv)
 
     clReleaseKernel(kernel);
     clReleaseProgram(program);
-    for (int k = 0; k < 3; k++)
-        clReleaseMemObject(in[k]);
-    for (int k = 0; k < 2; k++)
-        clReleaseMemObject(out[k]);
-    clReleaseCommandQueue(queue);
     clReleaseContext(context);
     free(S);
     free(X);

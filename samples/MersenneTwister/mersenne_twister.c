@@ -8,6 +8,12 @@
  * paper) within blocks of 65536. n is rounded up to a multiple of 65536.
  * Paper size: 1.15 G numbers (4.3 GB uniform, 4.3 GB normal).
  *
+ * --partitioned: the hand-chunked version by output ranges. A chunk is a run of whole
+ * work-groups (64 generators each, whose output blocks are contiguous) whose numbers are also
+ * a multiple of BoxMuller's 65536-number blocks; per chunk its generators' parameters go in,
+ * both kernels run on the chunk's own buffers, uniforms and normals come back. Two queues,
+ * double-buffered. Same kernels, same hash.
+ *
  * Verification: the uniforms bit-identical (integer recurrence, exact conversions) for every
  * checked generator; the normals within 1e-4 absolute of a double-precision Box-Muller of the
  * device's uniforms (|value| <= 6.7; float log/sqrt/sin/cos are within 4 ulp). */
@@ -104,6 +110,105 @@ static size_t uniform_index(size_t g, size_t i, size_t per)
     return g / LANES * LANES * per + i * LANES + g % LANES;
 }
 
+struct mt_run {
+    cl_kernel mt, bm;
+    const mt_params *params;
+    size_t n, per;
+    unsigned iterations;
+};
+
+/* Both kernels over `count` numbers (count / (LANES * per) work-groups) in uni and norm, with
+ * the generators' parameters in dparams. */
+static void enqueue_mt(cl_command_queue q, const struct mt_run *r, cl_mem dparams, cl_mem duni, cl_mem dnorm,
+                       size_t count)
+{
+    cl_ulong per_arg = r->per, pairs = count / 2;
+    size_t mt_local = LANES, mt_global = count / r->per, bm_local = 256, bm_global = count / 2;
+    for (unsigned it = 0; it < r->iterations; it++) {
+        sample_set_args(r->mt, 0, 3, sizeof(cl_mem), &duni, sizeof(cl_mem), &dparams, sizeof(cl_ulong), &per_arg);
+        sample_set_args(r->bm, 0, 3, sizeof(cl_mem), &dnorm, sizeof(cl_mem), &duni, sizeof(cl_ulong), &pairs);
+        CL_CHECK(clEnqueueNDRangeKernel(q, r->mt, 1, NULL, &mt_global, &mt_local, 0, NULL, NULL));
+        CL_CHECK(clEnqueueNDRangeKernel(q, r->bm, 1, NULL, &bm_global, &bm_local, 0, NULL, NULL));
+    }
+}
+
+static double run_whole(cl_context context, cl_device_id device, const struct mt_run *r, float *uni, float *norm)
+{
+    size_t bytes = r->n * sizeof(float);
+    cl_command_queue queue = sample_queue(context, device);
+    cl_mem dparams = sample_buffer(context, CL_MEM_READ_ONLY, RNG_COUNT * sizeof(mt_params), "clCreateBuffer(params)");
+    cl_mem duni = sample_buffer(context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(uniform)");
+    cl_mem dnorm = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(normal)");
+    const cl_uint poison = 0x7fc0dead;
+    sample_poison(queue, duni, bytes, poison);
+    sample_poison(queue, dnorm, bytes, poison);
+    CL_CHECK(clFinish(queue));
+
+    double t0 = sample_now();
+    CL_CHECK(clEnqueueWriteBuffer(queue, dparams, CL_FALSE, 0, RNG_COUNT * sizeof(mt_params), r->params,
+                                  0, NULL, NULL));
+    enqueue_mt(queue, r, dparams, duni, dnorm, r->n);
+    CL_CHECK(clEnqueueReadBuffer(queue, duni, CL_FALSE, 0, bytes, uni, 0, NULL, NULL));
+    CL_CHECK(clEnqueueReadBuffer(queue, dnorm, CL_TRUE, 0, bytes, norm, 0, NULL, NULL));
+    double seconds = sample_now() - t0;
+    clReleaseMemObject(dnorm);
+    clReleaseMemObject(duni);
+    clReleaseMemObject(dparams);
+    clReleaseCommandQueue(queue);
+    return seconds;
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static double run_partitioned(cl_context context, cl_device_id device, const struct sample_args *args,
+                              const struct mt_run *r, float *uni, float *norm)
+{
+    /* The smallest chunk: whole work-groups whose numbers fill whole BoxMuller blocks. */
+    size_t group = LANES * r->per, unit = group / gcd(group, 2 * PAIR_DIST) * (2 * PAIR_DIST);
+    size_t chunk = sample_chunk_elements(device, args, r->n, 2 * sizeof(float), sizeof(float), 0, unit);
+    size_t chunks = (r->n + chunk - 1) / chunk;
+    printf("partitioned: %zu chunks of %zu numbers, 2 queues\n", chunks, chunk);
+    memset(uni, 0xff, r->n * sizeof(float)); /* poison (a NaN): chunks never read back cannot pass */
+    memset(norm, 0xff, r->n * sizeof(float));
+    cl_command_queue q[2];
+    cl_mem dparams[2], duni[2], dnorm[2];
+    for (int k = 0; k < 2; k++) {
+        q[k] = sample_queue(context, device);
+        dparams[k] = sample_buffer(context, CL_MEM_READ_ONLY, chunk / r->per * sizeof(mt_params),
+                                   "clCreateBuffer(params chunk)");
+        duni[k] = sample_buffer(context, CL_MEM_READ_WRITE, chunk * sizeof(float), "clCreateBuffer(uniform chunk)");
+        dnorm[k] = sample_buffer(context, CL_MEM_WRITE_ONLY, chunk * sizeof(float), "clCreateBuffer(normal chunk)");
+    }
+    double t0 = sample_now();
+    for (size_t ch = 0; ch < chunks; ch++) {
+        int k = (int)(ch % 2);
+        size_t first = ch * chunk, count = r->n - first < chunk ? r->n - first : chunk;
+        CL_CHECK(clEnqueueWriteBuffer(q[k], dparams[k], CL_FALSE, 0, count / r->per * sizeof(mt_params),
+                                      r->params + first / r->per, 0, NULL, NULL));
+        enqueue_mt(q[k], r, dparams[k], duni[k], dnorm[k], count);
+        CL_CHECK(clEnqueueReadBuffer(q[k], duni[k], CL_FALSE, 0, count * sizeof(float), uni + first, 0, NULL, NULL));
+        CL_CHECK(clEnqueueReadBuffer(q[k], dnorm[k], CL_FALSE, 0, count * sizeof(float), norm + first, 0, NULL, NULL));
+    }
+    CL_CHECK(clFinish(q[0]));
+    CL_CHECK(clFinish(q[1]));
+    double seconds = sample_now() - t0;
+    for (int k = 0; k < 2; k++) {
+        clReleaseMemObject(dnorm[k]);
+        clReleaseMemObject(duni[k]);
+        clReleaseMemObject(dparams[k]);
+        clReleaseCommandQueue(q[k]);
+    }
+    return seconds;
+}
+
 int main(int argc, char **argv)
 {
     size_t n = 1 << 22;
@@ -112,11 +217,11 @@ int main(int argc, char **argv)
         {"--size", "-n", &n, "count of random numbers (rounded up to a multiple of 65536)"},
     };
     sample_parse_args(argc, argv, "Mersenne Twister uniforms, then Box-Muller normals", &args,
-                      flags, 1, false);
+                      flags, 1, true);
     n = sample_round_up(n, 2 * PAIR_DIST);
     size_t per = n / RNG_COUNT, bytes = n * sizeof(float);
-    printf("MersenneTwister: n=%zu numbers, %d generators x %zu (%.3f GiB total)\n", n, RNG_COUNT,
-           per, 2.0 * (double)bytes / (1u << 30));
+    printf("MersenneTwister: n=%zu numbers, %d generators x %zu (%.3f GiB total)%s\n", n, RNG_COUNT,
+           per, 2.0 * (double)bytes / (1u << 30), args.partitioned ? ", partitioned" : "");
     sample_report_data(2.0 * (double)bytes);
 
     cl_platform_id platform;
@@ -135,32 +240,12 @@ int main(int argc, char **argv)
     float *uni = sample_alloc(bytes), *norm = sample_alloc(bytes);
 
     cl_context context = sample_context(platform, device);
-    cl_command_queue queue = sample_queue(context, device);
-    cl_mem dparams = sample_buffer(context, CL_MEM_READ_ONLY, RNG_COUNT * sizeof(mt_params), "clCreateBuffer(params)");
-    cl_mem duni = sample_buffer(context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(uniform)");
-    cl_mem dnorm = sample_buffer(context, CL_MEM_WRITE_ONLY, bytes, "clCreateBuffer(normal)");
-    const cl_uint poison = 0x7fc0dead;
-    sample_poison(queue, duni, bytes, poison);
-    sample_poison(queue, dnorm, bytes, poison);
-    CL_CHECK(clFinish(queue));
     cl_program program = sample_build_program(context, device, kernel_source, "");
     cl_kernel mt = sample_kernel(program, "MersenneTwister");
     cl_kernel bm = sample_kernel(program, "BoxMuller");
-
-    double t0 = sample_now();
-    CL_CHECK(clEnqueueWriteBuffer(queue, dparams, CL_FALSE, 0, RNG_COUNT * sizeof(mt_params), params,
-                                  0, NULL, NULL));
-    cl_ulong per_arg = per, pairs = n / 2;
-    sample_set_args(mt, 0, 3, sizeof(cl_mem), &duni, sizeof(cl_mem), &dparams, sizeof(cl_ulong), &per_arg);
-    sample_set_args(bm, 0, 3, sizeof(cl_mem), &dnorm, sizeof(cl_mem), &duni, sizeof(cl_ulong), &pairs);
-    size_t mt_local = LANES, mt_global = RNG_COUNT, bm_local = 256, bm_global = n / 2;
-    for (unsigned it = 0; it < args.iterations; it++) {
-        CL_CHECK(clEnqueueNDRangeKernel(queue, mt, 1, NULL, &mt_global, &mt_local, 0, NULL, NULL));
-        CL_CHECK(clEnqueueNDRangeKernel(queue, bm, 1, NULL, &bm_global, &bm_local, 0, NULL, NULL));
-    }
-    CL_CHECK(clEnqueueReadBuffer(queue, duni, CL_FALSE, 0, bytes, uni, 0, NULL, NULL));
-    CL_CHECK(clEnqueueReadBuffer(queue, dnorm, CL_TRUE, 0, bytes, norm, 0, NULL, NULL));
-    double seconds = sample_now() - t0;
+    const struct mt_run run = {mt, bm, params, n, per, args.iterations};
+    double seconds = args.partitioned ? run_partitioned(context, device, &args, &run, uni, norm)
+                                      : run_whole(context, device, &run, uni, norm);
     printf("throughput: %.3f Gnumbers/s\n", (double)n * args.iterations / seconds * 1e-9);
 
     /* Uniforms: whole generators (all of them when small). */
@@ -197,10 +282,6 @@ int main(int argc, char **argv)
     clReleaseKernel(bm);
     clReleaseKernel(mt);
     clReleaseProgram(program);
-    clReleaseMemObject(dnorm);
-    clReleaseMemObject(duni);
-    clReleaseMemObject(dparams);
-    clReleaseCommandQueue(queue);
     clReleaseContext(context);
     free(params);
     free(uni);

@@ -11,10 +11,21 @@
 #   --platform NAME     the real (vendor) platform, name substring (default "Portable";
 #                       "NVIDIA CUDA" on the GPU machine). VAST wraps it (VAST_BACKEND)
 #   --cpu-platform NAME the CPU baseline platform (default "Portable Computing Language")
-#   --preset NAME|FILE  sizes: tiny, small, gpu, paper (samples/bench/presets/NAME.txt) or a file
+#   --preset NAME|FILE  sizes: tiny, small, large, paper, sweep (samples/bench/presets/NAME.txt)
+#                       or a file
+#   --sweep             = --preset sweep: saxpy and MatrixMul at ~1, 8, 64 GiB and above the GPU
 #   --samples A,B       only these samples of the preset (default: all of it)
-#   --configs A,B       native,vast-direct,vast-paged,vast-2x,vast-4x,expert,cpu (default: all,
-#                       run in the order given; expert exists for saxpy and MatrixMul only)
+#   --part K/M          only the K-th of M contiguous groups of the preset's lines (to split a
+#                       long run into several commands that share one --out)
+#   --configs A,B       native,vast-direct,vast-paged,vast-2x,vast-4x,expert,cpu (default: all;
+#                       expert exists for the samples that offer --partitioned: EXPERT_SAMPLES)
+#   --repeats N         timed runs per sample, configuration and cache mode (default 3)
+#   --warmup W          untimed runs before them, rows marked warmup=yes (default 1)
+#   --caches LIST       warm (default), cold, vastwarm, comma-separated: the compiler caches a run
+#                       sees (CUDA_CACHE_PATH, POCL_CACHE_DIR, VAST_CACHE_DIR): warm: one folder
+#                       per configuration, filled by its warm-up; cold: new empty folders for
+#                       every run; vastwarm: NVIDIA's and PoCL's cold, VAST's warm
+#   --host-max BYTES    host memory a run may need (default: MemTotal); larger sizes: SKIPPED
 #   --timeout S         wall-clock limit per run (default 600)
 #   --deadline S        stop starting runs S seconds after the start; the rest become SKIPPED
 #                       rows, and a run's limit is cut to the time left (default: none)
@@ -34,7 +45,11 @@
 # a folder holding vast.icd (ocl-icd 2.3.1 of Debian 12 ignores OCL_ICD_FILENAMES), selects the
 # platform "VAST" and checks that the run landed there. VAST runs set VAST_STATS=1 and
 # VAST_BACKEND=<--platform> unless VAST_BACKEND is set; VAST_FORCE_PAGED and VAST_DEVICE_MEMORY
-# are set only by their configurations; other VAST_* and POCL_* pass through.
+# are set only by their configurations; other VAST_* and POCL_* pass through, except the cache
+# folders, which --caches sets.
+# Order: round r (warm-ups first, then repeats) runs the samples and, within each, the
+# configurations rotated by r and reversed in odd rounds (rotation alone would keep each
+# configuration's predecessor), so that none always follows the same one (meta.txt: order).
 # Exit: 0 when every run was made and recorded (whatever its status), 2 usage error.
 set -u
 set -f   # sample arguments are split on blanks, never globbed
@@ -43,6 +58,8 @@ here=$(dirname "$(readlink -f "$0")")
 build="" out="" libvast="" real="Portable" cpu="Portable Computing Language" preset="small"
 only_samples="" configs="native,vast-direct,vast-paged,vast-2x,vast-4x,expert,cpu"
 run_timeout=600 deadline=0 expert_div=4 native_max="" pcie_gbs=54.9 do_report=1
+repeats=3 warmup=1 caches=warm part="" host_max=""
+EXPERT_SAMPLES="saxpy MatrixMul vecadd BlackScholes SpMV Reduction MersenneTwister"
 invocation=$(printf '%q ' "$0" "$@")
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
@@ -61,6 +78,12 @@ while [ $# -gt 0 ]; do
     --native-max) native_max="$2"; shift 2 ;;
     --pcie-gbs) pcie_gbs="$2"; shift 2 ;;
     --no-report) do_report=0; shift ;;
+    --sweep) preset=sweep; shift ;;
+    --part) part="$2"; shift 2 ;;
+    --repeats) repeats="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    --caches) caches="$2"; shift 2 ;;
+    --host-max) host_max="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -78,10 +101,22 @@ for c in ${configs//,/ }; do
     case "$c" in native|vast-direct|vast-paged|vast-2x|vast-4x|expert|cpu) ;;
     *) die "unknown configuration '$c'" ;; esac
 done
-for v in "$run_timeout" "$deadline" "$expert_div"; do
+for m in ${caches//,/ }; do
+    case "$m" in warm|cold|vastwarm) ;; *) die "unknown cache mode '$m' (warm, cold, vastwarm)" ;; esac
+done
+[ -n "${caches//,/}" ] || die "--caches: empty"
+part_k=1 part_m=1
+if [ -n "$part" ]; then
+    [[ "$part" =~ ^([0-9]+)/([0-9]+)$ ]] || die "--part K/M: '$part'"
+    part_k=${BASH_REMATCH[1]} part_m=${BASH_REMATCH[2]}
+    [ "$part_m" -ge 1 ] && [ "$part_k" -ge 1 ] && [ "$part_k" -le "$part_m" ] || die "--part K/M: 1 <= K <= M"
+fi
+[ -n "$host_max" ] || host_max=$(awk '/MemTotal/ {printf "%.0f", $2 * 1024}' /proc/meminfo)
+for v in "$run_timeout" "$deadline" "$expert_div" "$repeats" "$warmup" "$host_max"; do
     [[ "$v" =~ ^[0-9]+$ ]] || die "not a whole number: '$v'"
 done
 [ "$expert_div" -ge 1 ] || die "--expert-div must be at least 1"
+[ "$repeats" -ge 1 ] || die "--repeats must be at least 1"
 mkdir -p "$out/logs" || die "cannot create '$out'"
 out=$(readlink -f "$out")
 
@@ -101,6 +136,13 @@ for s in ${only_samples//,/ }; do
     [[ " ${plan_names[*]} " == *" $s "* ]] || die "sample '$s' is not in preset $preset_file"
 done
 [ "${#plan_names[@]}" -gt 0 ] || die "nothing to run"
+if [ "$part_m" -gt 1 ]; then  # contiguous groups, sizes differing by at most one line
+    total=${#plan_names[@]}
+    lo=$(( (part_k - 1) * total / part_m )) hi=$(( part_k * total / part_m ))
+    plan_names=("${plan_names[@]:lo:hi-lo}") plan_args=("${plan_args[@]:lo:hi-lo}")
+    plan_skip=("${plan_skip[@]:lo:hi-lo}")
+    [ "${#plan_names[@]}" -gt 0 ] || die "--part $part: no preset line in this part"
+fi
 
 # VAST in ICD mode: a vendors folder for ocl-icd, the library path for the Khronos loader.
 icd_dir=$out/vendors
@@ -146,17 +188,25 @@ vast_version=$(git -C "$here" describe --always --dirty 2>/dev/null || echo unkn
     echo "libvast: ${libvast:-none} (VAST $vast_version)"
     echo "preset: $preset_file"
     echo "pcie_gbs: $pcie_gbs"
+    echo "repeats: $repeats (after $warmup warm-up)"
+    echo "caches: $caches"
+    echo "host_max: $host_max"
+    [ "$part_m" -gt 1 ] && echo "part: $part_k/$part_m (${plan_names[*]})"
     echo "vast_env: $(env | grep -E '^(VAST|POCL)_' | grep -vE '^VAST_(FORCE_PAGED|DEVICE_MEMORY|STATS|SAMPLE_PLATFORM)=' | sort | tr '\n' ' ')"
     echo "invocation: $invocation"
 } > "$out/meta.txt"
 echo "# $(date -u '+%F %T') $invocation" >> "$out/commands.txt"
 
-cols=(sample config args env platform_arg status reason rc wall_s time_s hash data_bytes in_bytes
-      out_bytes budget_bytes platform device modes launches partitions faults retries h2d_bytes
+cols=(sample size_args config cache repeat warmup round seq args env platform_arg status reason rc
+      wall_s time_s hash data_bytes in_bytes out_bytes budget_bytes platform device modes launches partitions faults retries h2d_bytes
       d2h_bytes h2d_transfers d2h_transfers hits misses evictions dirty_evictions pool_budget_bytes
       page_bytes inspector_s plan_s transfer_s kernel_s vast_total_s stdout stderr command)
 raw=$out/raw.csv
-[ -s "$raw" ] || (IFS=,; echo "${cols[*]}") > "$raw"
+header_line=$(IFS=,; echo "${cols[*]}")
+if [ -s "$raw" ] && [ "$(head -1 "$raw")" != "$header_line" ]; then
+    die "$raw has other columns (an older harness): use a new --out folder"
+fi
+[ -s "$raw" ] || echo "$header_line" > "$raw"
 
 csvq() { local s=${1//$'\n'/ }; s=${s//\"/\"\"}; printf '"%s"' "$s"; }
 declare -A row
@@ -164,8 +214,9 @@ emit_row() {
     local line="" c
     for c in "${cols[@]}"; do line+="${line:+,}$(csvq "${row[$c]:-}")"; done
     echo "$line" >> "$raw"
-    printf '%-16s %-12s %-8s %10s s  %s\n' "${row[sample]}" "${row[config]}" "${row[status]}" \
-        "${row[time_s]:--}" "${row[reason]:-}"
+    printf '%-16s %-12s %-8s %-6s %10s s  %s\n' "${row[sample]}" "${row[config]}" "${row[cache]}" \
+        "$([ "${row[warmup]}" = yes ] && echo "w${row[repeat]}" || echo "r${row[repeat]}")" "${row[time_s]:--}" \
+        "${row[status]}${row[reason]:+: ${row[reason]}}"
 }
 
 # Bytes that must cross the bus in the timed region: inputs written, outputs read. From the
@@ -195,7 +246,47 @@ expert_chunk() { # expert_chunk SAMPLE BUDGET HEADER
         for (k = 1; k < n; k++) { if (w[k] == "n") nn = w[k + 1]; if (w[k] == "rows") m = w[k + 1] }
         if (s == "saxpy") c = int(b / 16)                                  # 2 queues x (x, y)
         else if (s == "MatrixMul") c = int((b - nn * nn * 4) / (16 * nn) / 16) * 16  # B + 2 x (A, C rows)
+        else if (s == "vecadd") c = int(b / 24)                            # 2 x (a, b, c)
+        else if (s == "BlackScholes") c = int(b / 40)                      # 2 x (S, X, T, call, put)
+        else if (s == "SpMV") c = int((b - w[4] * 4) / (2 * (w[5] * 8 + 4)))   # x + 2 x (vals, cols, y rows)
+        else if (s == "Reduction") { g = 0; for (k = 1; k < n; k++) if (w[k + 1] == "work-groups") g = w[k]
+            grid = 512 * g; c = int((b - 8 * g) / 8 / grid) * grid }       # 2 x (input, partials), whole grids
+        else if (s == "MersenneTwister") {                                 # 2 x (uniforms, normals), whole units
+            per = w[3] / 4096; u = 64 * per; a = u; m = 65536; while (m) { t = a % m; a = m; m = t }
+            unit = u / a * 65536; c = int(b / 16 / unit) * unit }
         if (c >= 1) printf "%d\n", c }'
+}
+
+# Host memory a run needs: the sample's own arrays (every sample keeps about its data on the
+# host), plus a second copy where the device's buffers live in host memory too: VAST's backing
+# stores (vast-*), PoCL's CPU device (cpu).
+host_need() { # host_need SAMPLE CONFIG DATA
+    awk -v c="$2" -v d="$3" 'BEGIN { printf "%.0f\n", d * (c ~ /^(vast-|cpu$)/ ? 2 : 1) }'
+}
+
+# The compiler caches a run sees: cenv (env assignments) and cache_tmp (a folder to remove).
+cache_env() { # cache_env MODE CONFIG
+    local base
+    cache_tmp=""
+    case "$1" in
+    warm)
+        base=$out/cache/warm/$2
+        mkdir -p "$base/cuda" "$base/pocl" "$base/vast"
+        cenv=(CUDA_CACHE_PATH="$base/cuda" POCL_CACHE_DIR="$base/pocl" VAST_CACHE_DIR="$base/vast") ;;
+    cold|vastwarm)
+        mkdir -p "$out/cache"
+        cache_tmp=$(mktemp -d "$out/cache/cold.XXXXXX")
+        mkdir -p "$cache_tmp/cuda" "$cache_tmp/pocl" "$cache_tmp/vast"
+        cenv=(CUDA_CACHE_PATH="$cache_tmp/cuda" POCL_CACHE_DIR="$cache_tmp/pocl" VAST_CACHE_DIR="$cache_tmp/vast")
+        if [ "$1" = vastwarm ]; then
+            base=$out/cache/vastwarm/$2/vast
+            mkdir -p "$base"
+            cenv[2]=VAST_CACHE_DIR=$base
+        fi ;;
+    esac
+    # NVIDIA's cache: its default 256 MiB could evict within one warm run; disabling it would
+    # make the warm rows cold.
+    cenv+=(CUDA_CACHE_MAXSIZE=4294967296)
 }
 
 # Parse one run's stdout and stderr into "key<TAB>value" lines.
@@ -271,11 +362,15 @@ parse_run() { # parse_run STDOUT STDERR
 t_start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t_start )); }
 
-run_one() { # run_one SAMPLE CONFIG BIN ARGS(string) DATA IN OUT HEADER SKIPS
-    local sample=$1 config=$2 bin=$3 args=$4 data=$5 in=$6 outb=$7 header=$8 skips=$9
-    local -a envs=(env -u LD_PRELOAD -u VAST_SAMPLE_PLATFORM -u VAST_FORCE_PAGED -u VAST_DEVICE_MEMORY)
-    local plat="" budget="" extra="" shown_env=""
-    row=([sample]=$sample [config]=$config [args]=$args [data_bytes]=$data [in_bytes]=$in [out_bytes]=$outb)
+run_one() { # run_one SAMPLE CONFIG BIN ARGS(string) DATA IN OUT HEADER SKIPS CACHE ROUND
+    local sample=$1 config=$2 bin=$3 args=$4 data=$5 in=$6 outb=$7 header=$8 skips=$9 cache=${10} round=${11}
+    local -a envs=(env -u LD_PRELOAD -u VAST_SAMPLE_PLATFORM -u VAST_FORCE_PAGED -u VAST_DEVICE_MEMORY
+                   -u CUDA_CACHE_DISABLE)
+    local plat="" budget="" extra="" shown_env="" warm=no need rep=$((round - warmup + 1))
+    [ "$round" -lt "$warmup" ] && { warm=yes; rep=$((round + 1)); }
+    seq=$((seq + 1))
+    row=([sample]=$sample [size_args]=$args [config]=$config [cache]=$cache [repeat]=$rep [warmup]=$warm
+         [round]=$((round + 1)) [seq]=$seq [args]=$args [data_bytes]=$data [in_bytes]=$in [out_bytes]=$outb)
     case "$config" in
     native|expert|cpu)
         envs+=(-u OCL_ICD_FILENAMES -u VAST_STATS)
@@ -292,13 +387,17 @@ run_one() { # run_one SAMPLE CONFIG BIN ARGS(string) DATA IN OUT HEADER SKIPS
         envs+=(VAST_DEVICE_MEMORY="$budget"); shown_env+=" VAST_DEVICE_MEMORY=$budget" ;;
     esac
     row[env]=$shown_env row[platform_arg]=$plat row[budget_bytes]=$budget
-    row[stdout]=logs/$sample.$config.stdout row[stderr]=logs/$sample.$config.stderr
+    local slug=${args//[^A-Za-z0-9.-]/_} rtag
+    [ "$warm" = yes ] && rtag=w$rep || rtag=r$rep
+    row[stdout]=logs/$sample.$slug.$config.$cache.$rtag.stdout row[stderr]=logs/$sample.$slug.$config.$cache.$rtag.stderr
 
     # Rows that are not run still say why.
     local skip=""
     if [[ ",$skips," == *",$config,"* ]]; then skip="skipped by the preset (skip=$skips in $(basename "$preset_file"))"
     elif [ ! -x "$bin" ]; then skip="sample not built: $bin"
     elif [ -z "$data" ]; then skip="probe failed: no 'data:' line from $bin $args"
+    elif need=$(host_need "$sample" "$config" "$data"); awk -v n="$need" -v m="$host_max" 'BEGIN { exit !(n > 0.95 * m) }'; then
+        skip="needs ~$need B of host memory, over 95% of the host's $host_max B (--host-max)"
     elif [[ "$config" == vast-* ]] && { [ -z "$libvast" ] || [ ! -f "$libvast" ]; }; then
         skip="libvast.so not found ('$libvast'; --libvast)"
     elif [ "$config" = native ] && [ -n "$native_max" ] && awk -v d="$data" -v m="$native_max" 'BEGIN { exit !(d > m) }'; then
@@ -322,8 +421,9 @@ run_one() { # run_one SAMPLE CONFIG BIN ARGS(string) DATA IN OUT HEADER SKIPS
     fi
 
     local so=$out/${row[stdout]} se=$out/${row[stderr]}
+    cache_env "$cache" "$config"
     # shellcheck disable=SC2206
-    local -a cmd=("${envs[@]}" timeout -k 10 "$left" "$bin" --platform "$plat" $args $extra)
+    local -a cmd=("${envs[@]}" "${cenv[@]}" timeout -k 10 "$left" "$bin" --platform "$plat" $args $extra)
     row[command]=$(printf '%q ' "${cmd[@]}")
     echo "${row[command]}" >> "$out/commands.txt"
     local t0 t1 rc
@@ -331,6 +431,7 @@ run_one() { # run_one SAMPLE CONFIG BIN ARGS(string) DATA IN OUT HEADER SKIPS
     (cd "$out" && "${cmd[@]}" > "$so" 2> "$se")
     rc=$?
     t1=$(date +%s.%N)
+    [ -n "$cache_tmp" ] && rm -rf "$cache_tmp"
     row[rc]=$rc row[wall_s]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
     local k v
     declare -A p=()
@@ -364,23 +465,49 @@ run_one() { # run_one SAMPLE CONFIG BIN ARGS(string) DATA IN OUT HEADER SKIPS
     emit_row
 }
 
-printf '%-16s %-12s %-8s %12s  %s\n' sample config status time reason
+# The probe: every sample prints its header and "data:" before choosing a device.
+declare -a plan_data plan_header plan_in plan_out
 for i in "${!plan_names[@]}"; do
-    sample=${plan_names[$i]} args=${plan_args[$i]} skips=${plan_skip[$i]}
-    bin=$build/samples/$sample
-    data="" header="" in="" outb=""
-    if [ -x "$bin" ]; then
-        # The probe: every sample prints its header and "data:" before choosing a device.
-        # shellcheck disable=SC2086
-        probe=$(env -u LD_PRELOAD -u OCL_ICD_FILENAMES -u VAST_SAMPLE_PLATFORM timeout 120 \
-                "$bin" --platform __vast_bench_probe__ $args 2>/dev/null)
-        header=$(echo "$probe" | head -1)
-        data=$(echo "$probe" | sed -n 's/^data: \([0-9]*\) bytes$/\1/p' | head -1)
-        [ -n "$data" ] && read -r in outb < <(io_bytes "$sample" "$data" "$header")
-    fi
-    for config in ${configs//,/ }; do
-        [ "$config" = expert ] && [ "$sample" != saxpy ] && [ "$sample" != MatrixMul ] && continue
-        run_one "$sample" "$config" "$bin" "$args" "$data" "$in" "$outb" "$header" "$skips"
+    bin=$build/samples/${plan_names[$i]} args=${plan_args[$i]}
+    plan_data[i]="" plan_header[i]="" plan_in[i]="" plan_out[i]=""
+    [ -x "$bin" ] || continue
+    # shellcheck disable=SC2086
+    probe=$(env -u LD_PRELOAD -u OCL_ICD_FILENAMES -u VAST_SAMPLE_PLATFORM timeout 120 \
+            "$bin" --platform __vast_bench_probe__ $args 2>/dev/null)
+    plan_header[i]=$(echo "$probe" | head -1)
+    plan_data[i]=$(echo "$probe" | sed -n 's/^data: \([0-9]*\) bytes$/\1/p' | head -1)
+    [ -n "${plan_data[i]}" ] && read -r "plan_in[i]" "plan_out[i]" < <(io_bytes "${plan_names[$i]}" "${plan_data[i]}" "${plan_header[i]}")
+done
+
+# Round r: samples rotated by r; configurations rotated by r, reversed when r is odd.
+IFS=, read -ra cfg_list <<< "$configs"
+rounds=$((warmup + repeats)) nS=${#plan_names[@]} nC=${#cfg_list[@]} seq=0
+round_configs() { # round_configs R -> the configurations of round R, in order
+    local q list=()
+    for ((q = 0; q < nC; q++)); do list+=("${cfg_list[(q + $1) % nC]}"); done
+    if (( $1 % 2 )); then for ((q = nC - 1; q >= 0; q--)); do echo "${list[q]}"; done
+    else printf '%s\n' "${list[@]}"; fi
+}
+{
+    echo "order: cache modes in turn ($caches); in each, $warmup warm-up round(s) then $repeats timed; round r runs the samples rotated by r and each sample's configurations rotated by r, reversed when r is odd:"
+    for ((r = 0; r < rounds; r++)); do
+        echo "order_round_$((r + 1)): $( ((r < warmup)) && echo warm-up || echo timed): samples $(for ((j = 0; j < nS; j++)); do printf '%s ' "${plan_names[(j + r) % nS]}"; done)| configs $(round_configs "$r" | tr '\n' ' ')"
+    done
+} >> "$out/meta.txt"
+
+printf '%-16s %-12s %-8s %-6s %12s  %s\n' sample config cache run time status
+for mode in ${caches//,/ }; do
+    for ((r = 0; r < rounds; r++)); do
+        mapfile -t order < <(round_configs "$r")
+        for ((j = 0; j < nS; j++)); do
+            i=$(( (j + r) % nS ))
+            sample=${plan_names[$i]}
+            for config in "${order[@]}"; do
+                [ "$config" = expert ] && [[ " $EXPERT_SAMPLES " != *" $sample "* ]] && continue
+                run_one "$sample" "$config" "$build/samples/$sample" "${plan_args[$i]}" "${plan_data[$i]}" \
+                    "${plan_in[$i]}" "${plan_out[$i]}" "${plan_header[$i]}" "${plan_skip[$i]}" "$mode" "$r"
+            done
+        done
     done
 done
 

@@ -121,6 +121,13 @@ void sample_parse_count(int argc, char **argv, const char *summary, struct sampl
     sample_parse_args(argc, argv, summary, args, flags, 1, false);
 }
 
+void sample_parse_count_partitioned(int argc, char **argv, const char *summary, struct sample_args *args,
+                                    size_t *n, const char *what)
+{
+    const struct sample_size_flag flags[] = {{"--size", "-n", n, what}};
+    sample_parse_args(argc, argv, summary, args, flags, 1, true);
+}
+
 void sample_set_args(cl_kernel kernel, cl_uint first, cl_uint n, ...)
 {
     va_list ap;
@@ -407,6 +414,14 @@ void sample_fill_float(float *out, size_t n, uint64_t seed, uint64_t stream, flo
         out[i] = sample_rng_float(&rng, lo, hi);
 }
 
+float sample_float_at(uint64_t seed, uint64_t stream, size_t index, float lo, float hi)
+{
+    struct sample_rng rng;
+    sample_rng_init(&rng, seed, stream);
+    rng.state += (uint64_t)index * UINT64_C(0x9e3779b97f4a7c15);
+    return sample_rng_float(&rng, lo, hi);
+}
+
 uint64_t sample_fnv1a(uint64_t hash, const void *data, size_t bytes)
 {
     const unsigned char *p = data;
@@ -462,6 +477,76 @@ void sample_report_mismatch(size_t *errors, const char *fmt, ...)
         va_end(ap);
     }
     ++*errors;
+}
+
+size_t sample_chunk_elements(cl_device_id device, const struct sample_args *args, size_t n,
+                             size_t bytes_per_element, size_t max_elem_bytes, size_t reserved,
+                             size_t multiple)
+{
+    size_t chunk;
+    if (args->chunk) {
+        chunk = args->chunk / multiple * multiple;
+        if (chunk == 0)
+            chunk = multiple;
+    } else {
+        cl_ulong mem = 0, max_alloc = 0;
+        CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL));
+        CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL));
+        size_t usable = (size_t)(mem / 10 * 9);
+        usable = usable > reserved ? usable - reserved : 0;
+        chunk = usable / (2 * bytes_per_element);
+        if (chunk > max_alloc / max_elem_bytes)
+            chunk = (size_t)(max_alloc / max_elem_bytes);
+        chunk = chunk / multiple * multiple;
+        if (chunk == 0)
+            chunk = multiple;
+    }
+    return chunk < n ? chunk : (n ? n : 1);
+}
+
+double sample_run_chunks(cl_context context, cl_device_id device, size_t n, size_t chunk,
+                         const struct sample_chunk_buffer *buffers, unsigned nbuffers,
+                         sample_chunk_fn enqueue, void *ctx)
+{
+    if (nbuffers > SAMPLE_CHUNK_MAX_BUFFERS || chunk == 0)
+        CL_CHECK_ERR(CL_INVALID_VALUE, "sample_run_chunks(buffers, chunk)");
+    size_t chunks = (n + chunk - 1) / chunk;
+    printf("partitioned: %zu chunks of %zu elements, 2 queues\n", chunks, chunk);
+    cl_command_queue q[2];
+    cl_mem d[2][SAMPLE_CHUNK_MAX_BUFFERS];
+    for (int k = 0; k < 2; k++) {
+        q[k] = sample_queue(context, device);
+        for (unsigned b = 0; b < nbuffers; b++)
+            d[k][b] = sample_buffer(context, CL_MEM_READ_WRITE, chunk * buffers[b].elem_bytes,
+                                    "clCreateBuffer(chunk)");
+    }
+    /* In-order queues: a set's next writes wait for its previous reads, so each set of
+     * buffers is reused only once the chunk before has been read out of it. */
+    double t0 = sample_now();
+    for (size_t ch = 0; ch < chunks; ch++) {
+        int k = (int)(ch % 2);
+        size_t first = ch * chunk, count = n - first < chunk ? n - first : chunk;
+        for (unsigned b = 0; b < nbuffers; b++)
+            if (buffers[b].dir != SAMPLE_CHUNK_OUT)
+                CL_CHECK(clEnqueueWriteBuffer(q[k], d[k][b], CL_FALSE, 0, count * buffers[b].elem_bytes,
+                                              (char *)buffers[b].host + first * buffers[b].elem_bytes, 0,
+                                              NULL, NULL));
+        enqueue(q[k], d[k], first, count, ctx);
+        for (unsigned b = 0; b < nbuffers; b++)
+            if (buffers[b].dir != SAMPLE_CHUNK_IN)
+                CL_CHECK(clEnqueueReadBuffer(q[k], d[k][b], CL_FALSE, 0, count * buffers[b].elem_bytes,
+                                             (char *)buffers[b].host + first * buffers[b].elem_bytes, 0,
+                                             NULL, NULL));
+    }
+    CL_CHECK(clFinish(q[0]));
+    CL_CHECK(clFinish(q[1]));
+    double seconds = sample_now() - t0;
+    for (int k = 0; k < 2; k++) {
+        for (unsigned b = 0; b < nbuffers; b++)
+            clReleaseMemObject(d[k][b]);
+        clReleaseCommandQueue(q[k]);
+    }
+    return seconds;
 }
 
 void sample_report_data(double bytes)

@@ -45,9 +45,12 @@ void sample_parse_args(int argc, char **argv, const char *summary, struct sample
                        const struct sample_size_flag *flags, size_t nflags,
                        bool offers_partitioned);
 
-/* sample_parse_args for a sample whose one size is a count: --size/-n N (`what` N counts). */
+/* sample_parse_args for a sample whose one size is a count: --size/-n N (`what` N counts);
+ * the _partitioned form also accepts --partitioned and --chunk. */
 void sample_parse_count(int argc, char **argv, const char *summary, struct sample_args *args, size_t *n,
                         const char *what);
+void sample_parse_count_partitioned(int argc, char **argv, const char *summary, struct sample_args *args,
+                                    size_t *n, const char *what);
 
 /* Choose the platform and device named by args and print "platform: <name>" and
  * "device: <name>". Exits 2 when there is no such platform or device. */
@@ -84,6 +87,35 @@ cl_kernel sample_kernel(cl_program program, const char *name);
  * never writes cannot pass the check (the caller waits, e.g. with clFinish). */
 void sample_poison(cl_command_queue queue, cl_mem buffer, size_t bytes, cl_uint pattern);
 
+/* The hand-partitioned ("expert") version of an element-wise sample (--partitioned): n
+ * elements stream through the device in chunks over two in-order queues, each with its own
+ * device buffers, so that chunk k+1's transfers overlap chunk k's kernels. Per chunk: the
+ * input ranges are written, `enqueue` launches the kernels on the chunk's buffers (elements
+ * first .. first + count - 1 of the whole), the output ranges are read back. */
+enum sample_chunk_dir { SAMPLE_CHUNK_IN, SAMPLE_CHUNK_OUT, SAMPLE_CHUNK_INOUT };
+struct sample_chunk_buffer {
+    void *host;            /* the whole array on the host */
+    size_t elem_bytes;     /* bytes per element */
+    enum sample_chunk_dir dir;
+};
+typedef void (*sample_chunk_fn)(cl_command_queue queue, const cl_mem *chunk_buffers, size_t first,
+                                size_t count, void *ctx);
+#define SAMPLE_CHUNK_MAX_BUFFERS 8
+
+/* Elements per chunk: args->chunk when given (rounded down to `multiple`, at least one
+ * multiple), else what two sets of chunk buffers of `bytes_per_element` fit in 90% of the
+ * device's memory after `reserved` bytes (and one buffer within CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+ * never more than n (one chunk of n elements when n is not over a chunk). */
+size_t sample_chunk_elements(cl_device_id device, const struct sample_args *args, size_t n,
+                             size_t bytes_per_element, size_t max_elem_bytes, size_t reserved,
+                             size_t multiple);
+
+/* Runs the chunks, prints "partitioned: <k> chunks of <c> elements, 2 queues" and returns the
+ * seconds from the first write to the last read. */
+double sample_run_chunks(cl_context context, cl_device_id device, size_t n, size_t chunk,
+                         const struct sample_chunk_buffer *buffers, unsigned nbuffers,
+                         sample_chunk_fn enqueue, void *ctx);
+
 /* malloc that exits 2 when the host has no memory. */
 void *sample_alloc(size_t bytes);
 
@@ -97,6 +129,9 @@ uint32_t sample_rng_u32(struct sample_rng *rng);
 size_t sample_rng_below(struct sample_rng *rng, size_t bound); /* uniform in [0, bound) */
 float sample_rng_float(struct sample_rng *rng, float lo, float hi);
 void sample_fill_float(float *out, size_t n, uint64_t seed, uint64_t stream, float lo, float hi);
+/* Element `index` of what sample_fill_float(.., seed, stream, lo, hi) writes, without the array
+ * (splitmix64 is counter-based): a check can regenerate an input instead of keeping a copy. */
+float sample_float_at(uint64_t seed, uint64_t stream, size_t index, float lo, float hi);
 
 /* 64-bit FNV-1a. Chain calls to hash several buffers: h = sample_fnv1a(h, p, n). */
 #define SAMPLE_FNV_INIT UINT64_C(0xcbf29ce484222325)
