@@ -40,8 +40,7 @@
  *     if cut (vast_rs == 1): privates and shadows, __local (behind a barrier);
  *     if (vast_rs == 0) { epilogue } }
  *   privates are copied as typed values where their type can be spelled (arrays as bytes),
- *   so that they stay in registers; privates that L does not change and that come from no
- *   memory are not saved: the prologue computes them again (skip_again).
+ *   so that they stay in registers.
  * vast_rs: 0 running, 1 cut at s1 (more iterations), 2 finished in an earlier range, 3 the
  * record was lost (paged: logs a fault on virtual page 0, so the launch fails; inspector:
  * vast_status[3], the planner fails). Records: two
@@ -65,7 +64,6 @@ struct rvar {
     int local;  /* __local: the work-group's record */
     int init;   /* declared in L's init */
     int reinit; /* a private of the body that L's init assigns */
-    int again;  /* a private of the body that the prologue computes again, equal (skip_again) */
 };
 
 struct rctx {
@@ -318,7 +316,7 @@ static void add_var(struct rctx *x, CXCursor decl, int init)
     }
     long long align = clang_Type_getAlignOf(t);
     x->v[x->nv++] = (struct rvar){decl, spelling(decl), as == TR_AS_LOCAL ? NULL : copy_type(t), (unsigned long long)size,
-                                  0, align > 8 ? (unsigned long long)align : 8, as == TR_AS_LOCAL, init, 0, 0};
+                                  0, align > 8 ? (unsigned long long)align : 8, as == TR_AS_LOCAL, init, 0};
 }
 
 static enum CXChildVisitResult decl_child(CXCursor c, CXCursor p, CXClientData d)
@@ -414,7 +412,7 @@ static void copies(struct strbuf *b, const struct rctx *x, int which, int put, c
     for (unsigned i = 0; i < x->nv; i++) {
         const struct rvar *v = &x->v[i];
         int w = v->local ? 1 : v->init ? 2 : 0;
-        if ((w != which && !(which == 3 && w == 0 && v->reinit)) || v->again)
+        if (w != which && !(which == 3 && w == 0 && v->reinit))
             continue;
         if (v->type && put)
             strbuf_printf(b, "(*(__global %s *)(%s + %llu) = %s)%s", v->type, rec, v->off, v->name, sep);
@@ -475,37 +473,6 @@ static enum CXChildVisitResult reinit_node(CXCursor c, CXCursor p, CXClientData 
                 x->v[i].reinit = 1;
     }
     return CXChildVisit_Recurse;
-}
-
-static enum CXChildVisitResult modified_node(CXCursor c, CXCursor p, CXClientData d)
-{
-    (void)p;
-    void **a = d;
-    if (tr_modifies_operand(c) && clang_equalCursors(lvalue_var(tr_nth_child(c, 0)), *(CXCursor *)a[0])) {
-        *(int *)a[1] = 1;
-        return CXChildVisit_Break;
-    }
-    return CXChildVisit_Recurse;
-}
-
-/* Privates of the body that need no record: L never modifies them (nor takes their address)
- * and their value comes from no memory (compute_loaded), so the prologue, which runs again in
- * every range, computes them again as they were (like const ones). A loop's ids and bounds are
- * such: saved, they stayed live across the loop for the saving after it, where the compiler
- * would have kept only what it derives from them (MatrixMul's paged kernel: 58 registers
- * against the original's 32, half the occupancy, 1.9x its time on an H200). */
-static void skip_again(struct rctx *x, CXCursor l)
-{
-    for (unsigned i = 0; i < x->nv; i++) {
-        struct rvar *v = &x->v[i];
-        if (v->local || v->init || is_loaded_var(x, v->decl))
-            continue;
-        int modified = 0;
-        void *a[2] = {&v->decl, &modified};
-        if (modified_node(l, clang_getNullCursor(), a) != CXChildVisit_Break)
-            clang_visitChildren(l, modified_node, a);
-        v->again = !modified;
-    }
 }
 
 /* The privates of the body that an expression init of L assigns (`for (i = gid; ...)`). */
@@ -707,8 +674,6 @@ int tr_resume_kernel(struct tr_unit *u, struct tr_fn *fn, struct translate_kerne
         if (ok && (sync_after || has(x, 1)) && !tr_scan_subtree(u, lbody).sync)
             ok = 0;
     }
-    if (ok)
-        skip_again(x, l);
     if (ok && !clang_Cursor_isNull(init)) { /* L's init restores what it declares (through the
                                              * initializers) or assigns (after it) */
         mark_reinit(x, init);
@@ -718,8 +683,6 @@ int tr_resume_kernel(struct tr_unit *u, struct tr_fn *fn, struct translate_kerne
                * type (typed copies) and to 8; a work-item's record to the largest of those */
         unsigned long long r = 16, g = 0, a = 8;
         for (unsigned i = 0; i < x->nv; i++) {
-            if (x->v[i].again)
-                continue;
             unsigned long long *o = x->v[i].local ? &g : &r, al = x->v[i].local ? 8 : x->v[i].align;
             *o = (*o + al - 1) / al * al;
             x->v[i].off = *o;

@@ -132,30 +132,6 @@ static void test_assigning_init(void **state)
     translate_result_free(r);
 }
 
-/* Privates the loop does not change and that come from no memory are computed again by the
- * prologue, not saved (they would stay live across the loop for the saving); one read from
- * memory (a subscript, a vloadn) or changed by the loop is saved. */
-static void test_computed_again(void **state)
-{
-    (void)state;
-    struct translate_result *r = tr("__kernel void k(__global const float *a, __global float *b, long n) {\n"
-                                    "  size_t gid = get_global_id(0); long lim = n - 1; float w = a[gid];\n"
-                                    "  float4 q = vload4(gid, a); float s = 0;\n"
-                                    "  for (long i = gid; i < lim; i += get_global_size(0)) { s += a[i] * w + q.x; }\n"
-                                    "  b[gid] = s + (float)lim; }\n");
-    const struct translate_kernel *k = &r->kernels[0];
-    assert_true(k->resumable);
-    const char *p = r->paged_source;
-    assert_null(strstr(p, "(gid = *"));
-    assert_null(strstr(p, "(lim = *"));
-    assert_non_null(strstr(p, "(w = *(__global const float *)(vast_rr + 16));"));
-    assert_non_null(strstr(p, "(q = *(__global const float4 *)(vast_rr + 32));"));
-    assert_non_null(strstr(p, "(s = *(__global const float *)(vast_rr + 48));"));
-    /* position and flag 16, w 8, q at 32 (16), s 8, i at 56: 64 */
-    assert_int_equal(k->spill_item_bytes, 64);
-    translate_result_free(r);
-}
-
 /* A grid-stride loop that carries nothing stays stride.c's (no spill). */
 static void test_stride_stays(void **state)
 {
@@ -252,4 +228,4 @@ static void test_refused(void **state)
     }
 }
 
-VAST_CMOCKA_MAIN(NULL, NULL, test_generator_state, test_xgemv_shape, test_assigning_init, test_computed_again, test_stride_stays, test_refused)
+VAST_CMOCKA_MAIN(NULL, NULL, test_generator_state, test_xgemv_shape, test_assigning_init, test_stride_stays, test_refused)
