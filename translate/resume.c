@@ -505,10 +505,9 @@ static void rewrite(struct rctx *x, CXCursor body, CXCursor l, unsigned long lon
 
     /* before L: in a range run (vast_spill set), find the records and restore. The records are
      * found again where they are written (the cut in the condition, after L) rather than kept
-     * in variables: nothing of the machinery stays live across the loop but vast_it and
-     * vast_rs, so a launch of every iteration runs the loop as the original does (MatrixMul's
-     * paged kernel on an H200: 1.86x its original's time with the record pointers and ids
-     * kept live, 1.08x without; tests/bench/xlat.sh). */
+     * in variables, so that little of the machinery stays live across the loop (registers:
+     * translate/README.md "Resumable loops"; the launches of every iteration run the build
+     * without any of it, VAST_WHOLE). */
     char find[160];
     snprintf(find, sizeof find, "vast_rs_find(vast_spill, vast_spill_in, vast_iters.s0, %lluu, %lluu, vast_cx)", rbytes,
              gbytes);
@@ -547,9 +546,10 @@ static void rewrite(struct rctx *x, CXCursor body, CXCursor l, unsigned long lon
     /* L's init restores what it declares or assigns: its declarators' initializers become
      * `vast_rr != 0 ? restored : (initializer)`; an expression init (`i = gid`) is followed by
      * the restore of the privates it assigns. So every restore runs once, before the loop, and
-     * the loop sees its variables as the original does (a restore inside the loop would make
-     * every restored variable loop-variant to the compiler: MatrixMul's paged kernel ran 2.4x
-     * its original time that way on an H200, 1.2x without; tests/bench/xlat.sh). */
+     * the loop sees its variables as the original does (a restore inside the loop, by bytes
+     * through &v, kept every restored variable in memory and loop-variant: MatrixMul's paged
+     * kernel ran 2.36x its original time that way on an H200, 1.89x with typed copies;
+     * tests/bench/xlat.sh). */
     if (!clang_Cursor_isNull(init) && kind(init) == CXCursor_DeclStmt) {
         for (unsigned i = 0; i < x->nv; i++) {
             const struct rvar *v = &x->v[i];
