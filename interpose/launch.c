@@ -744,13 +744,16 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
 {
     cl_int err;
     struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
-    if (pool == NULL)
+    if (pool == NULL) {
+        vast_error("kernel '%s': its launch failed with error %d: the device's page cache could not be made",
+                   cmd->kernel->name, err);
         return err;
+    }
     struct vast_launch_counters c = {0};
     struct vast_pool_stats before, after;
     pagecache_get_pool_stats(pool, &before);
     uint64_t t0 = vast_now_ns();
-    enum vast_launch_mode mode = VAST_MODE_REFUSED;
+    enum vast_launch_mode mode = VAST_MODE_COUNT; /* until execute decides */
     err = execute(cmd, rq, pool, &mode, &c);
     pagecache_get_pool_stats(pool, &after);
     c.total_ns = vast_now_ns() - t0;
@@ -760,7 +763,13 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
     c.host_plans += cmd->admit.host_plans;
     c.h2d_bytes = after.h2d_bytes - before.h2d_bytes;
     c.d2h_bytes = after.d2h_bytes - before.d2h_bytes;
-    vast_stats_launch(cmd->kernel->name, mode, &c);
+    /* A launch that fails says so, whatever failed under it (a buffer's backing store, a
+     * driver call of the page cache, the inspector, a partition); a refusal logged its reason. */
+    static const char *const modes[] = {"direct ", "paged ", "partitioned "};
+    if (err != CL_SUCCESS && mode != VAST_MODE_REFUSED)
+        vast_error("kernel '%s': its %slaunch failed with error %d; the launch's event reports it",
+                   cmd->kernel->name, mode < VAST_MODE_REFUSED ? modes[mode] : "", err);
+    vast_stats_launch(cmd->kernel->name, mode == VAST_MODE_COUNT ? VAST_MODE_REFUSED : mode, &c);
     return err;
 }
 
@@ -828,12 +837,16 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
 {
     cl_int err;
     struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
-    if (pool == NULL)
-        return err;
     size_t total;
-    err = count_pages(cmd, &total, false);
-    if (err != CL_SUCCESS || fits_direct(cmd, pool, total))
+    if (pool != NULL)
+        err = count_pages(cmd, &total, false);
+    if (err != CL_SUCCESS) { /* the page cache or a buffer's backing store could not be made */
+        vast_error("kernel '%s': its launch failed at enqueue with error %d (%s)", cmd->kernel->name, err,
+                   pool == NULL ? "the device's page cache" : "its buffers' pages");
         return err;
+    }
+    if (fits_direct(cmd, pool, total))
+        return CL_SUCCESS;
     const char *why = NULL;
     struct vast_launch_counters c = {0};
     const struct translate_kernel *tk = paged_meta(cmd, pool, &why, &c);

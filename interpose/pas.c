@@ -160,6 +160,9 @@ static cl_int device_window(struct vast_inspect *in, size_t first, size_t end, s
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(r->rq, in->pas, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
     in->more = status[2] != 0;
+    if (err != CL_SUCCESS) /* a plan that fails here refuses the launch: say why */
+        vast_error("kernel '%s': the inspector over work-groups [%zu, %zu) failed on the device: error %d",
+                   r->cmd->kernel->name, first, end, err);
     if (err == CL_SUCCESS && status[3] != 0) { /* resumable loops: no record of the range's start */
         vast_error("kernel '%s': the inspector found no saved loop state for iteration %llu",
                    r->cmd->kernel->name, (unsigned long long)in->iter_first);

@@ -11,7 +11,8 @@
  * one call); a step that returns success must have its exact result. The parent first counts
  * each entry point's calls in a run without a fault, then runs the child once per entry
  * point and N (1 .. count, at most --max-n), each in its own process, and fails on a wrong
- * result, lost data, a step that does not work again, a crash or a hang. Under the sanitizer
+ * result, lost data, a step that does not work again, a launch that failed without VAST's
+ * error line naming its kernel, a crash or a hang. Under the sanitizer
  * builds LeakSanitizer checks that nothing leaks (the child releases everything). */
 #include "harness.h"
 
@@ -108,9 +109,16 @@ static cl_int s_launch(struct st *s)
         err = clSetKernelArg(s->k, 1, sizeof(cl_mem), &s->c);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(s->k, 2, sizeof n, &n);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(s->q, s->k, 1, NULL, &global, NULL, 0, NULL, NULL);
-    return finish(s, err);
+    if (err != CL_SUCCESS) {
+        printf("clSetKernelArg returned %s (%d)\n", cl_status_name(err), err);
+        return err;
+    }
+    err = clEnqueueNDRangeKernel(s->q, s->k, 1, NULL, &global, NULL, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        printf("clEnqueueNDRangeKernel returned %s (%d)\n", cl_status_name(err), err);
+    else if ((err = finish(s, err)) != CL_SUCCESS)
+        printf("the launch's clFinish returned %s (%d)\n", cl_status_name(err), err);
+    return err;
 }
 
 /* Reads `n` bytes of m at off and compares them with want; an error code, or a wrong byte
@@ -345,12 +353,16 @@ int main(int argc, char **argv)
             errored += saw;
             bool refused = strstr(r.out, "launch refused") != NULL;
             bool logged = strstr(r.out, "vast: error: kernel 'triple'") != NULL && strstr(r.out, "cannot be paged");
-            bool ok = r.status == 0 && (!refused || logged);
+            /* a launch that failed says so: VAST's error line names the kernel */
+            bool failed_launch = strstr(r.out, "step launch returned") != NULL;
+            bool launch_logged = strstr(r.out, "vast: error: kernel 'triple'") != NULL;
+            bool ok = r.status == 0 && (!refused || logged) && (!failed_launch || launch_logged);
             failed += !ok;
             printf("%s %s call %ld -> %s: %s%s\n", ok ? "ok  " : "FAIL", entries[e].name, n,
                    cl_status_name(entries[e].code),
                    r.status == 0 ? (refused ? (logged ? "the launch was refused at enqueue, with VAST's log line"
                                                       : "the launch was refused without VAST's log line")
+                                    : failed_launch && !launch_logged ? "the launch failed without VAST's log line"
                                     : saw ? "an error reached the application, then it worked"
                                         : "VAST absorbed it, results exact")
                                  : r.status == 124 ? "hang" : r.status > 128 ? "crashed" : "wrong",
