@@ -740,15 +740,24 @@ static cl_int execute(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     return run_paged(cmd, rq, pool, tk, total, mode, c);
 }
 
+/* A launch that fails says so, whatever failed under it (the page cache, a buffer's backing
+ * store, a driver call of the page cache, the inspector, a partition); a refusal logged its
+ * reason already. VAST_MODE_COUNT: failed before a mode was decided. */
+static cl_int launch_failed(const struct vast_launch_cmd *cmd, enum vast_launch_mode mode, cl_int err, const char *why)
+{
+    bool known = mode < VAST_MODE_REFUSED;
+    if (err != CL_SUCCESS && mode != VAST_MODE_REFUSED)
+        vast_error("kernel '%s': its %s%slaunch failed with error %d%s", cmd->kernel->name,
+                   known ? vast_launch_mode_name(mode) : "", known ? " " : "", err, why);
+    return err;
+}
+
 cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
 {
     cl_int err;
     struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
-    if (pool == NULL) {
-        vast_error("kernel '%s': its launch failed with error %d: the device's page cache could not be made",
-                   cmd->kernel->name, err);
-        return err;
-    }
+    if (pool == NULL)
+        return launch_failed(cmd, VAST_MODE_COUNT, err, ": the device's page cache could not be made");
     struct vast_launch_counters c = {0};
     struct vast_pool_stats before, after;
     pagecache_get_pool_stats(pool, &before);
@@ -763,14 +772,8 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
     c.host_plans += cmd->admit.host_plans;
     c.h2d_bytes = after.h2d_bytes - before.h2d_bytes;
     c.d2h_bytes = after.d2h_bytes - before.d2h_bytes;
-    /* A launch that fails says so, whatever failed under it (a buffer's backing store, a
-     * driver call of the page cache, the inspector, a partition); a refusal logged its reason. */
-    static const char *const modes[] = {"direct ", "paged ", "partitioned "};
-    if (err != CL_SUCCESS && mode != VAST_MODE_REFUSED)
-        vast_error("kernel '%s': its %slaunch failed with error %d; the launch's event reports it",
-                   cmd->kernel->name, mode < VAST_MODE_REFUSED ? modes[mode] : "", err);
     vast_stats_launch(cmd->kernel->name, mode == VAST_MODE_COUNT ? VAST_MODE_REFUSED : mode, &c);
-    return err;
+    return launch_failed(cmd, mode, err, "; the launch's event reports it");
 }
 
 /* Whether the planner's page sets would read buffer contents: a virtual buffer passed as

@@ -75,9 +75,14 @@ void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const str
     pthread_mutex_unlock(&stats_lock);
 }
 
-void vast_stats_print(void)
+const char *vast_launch_mode_name(enum vast_launch_mode mode)
 {
     static const char *const modes[] = {"direct", "paged", "partitioned", "refused"};
+    return mode < VAST_MODE_COUNT ? modes[mode] : "?";
+}
+
+void vast_stats_print(void)
+{
     pthread_mutex_lock(&stats_lock);
     for (struct kernel_stats *k = kernels; k != NULL; k = k->next)
         for (int m = 0; m < VAST_MODE_COUNT; m++) {
@@ -88,7 +93,7 @@ void vast_stats_print(void)
                         "h2d_bytes=%llu d2h_bytes=%llu build_s=%.6f inspector_s=%.6f plan_s=%.6f transfer_s=%.6f kernel_s=%.6f "
                         "total_s=%.6f host_plans=%lu on_queue=%lu spill_bytes=%llu "
                         "overdrafts=%lu overdraft_bytes=%llu\n",
-                        k->name, modes[m], k->launches[m], t->partitions, t->faults, t->retries,
+                        k->name, vast_launch_mode_name((enum vast_launch_mode)m), k->launches[m], t->partitions, t->faults, t->retries,
                         (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes, t->build_ns * 1e-9,
                         t->inspector_ns * 1e-9,
                         t->plan_ns * 1e-9, t->transfer_ns * 1e-9, t->kernel_ns * 1e-9, t->total_ns * 1e-9, t->host_plans,

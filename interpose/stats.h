@@ -33,6 +33,9 @@ void vast_stats_add(struct vast_launch_counters *t, const struct vast_launch_cou
 
 void vast_stats_launch(const char *kernel, enum vast_launch_mode mode, const struct vast_launch_counters *c);
 
+/* "direct", "paged", "partitioned", "refused" (the stats lines' mode=, log lines). */
+const char *vast_launch_mode_name(enum vast_launch_mode mode);
+
 /* Print now (vastinfo, tests); the atexit handler calls this when VAST_STATS=1. */
 void vast_stats_print(void);
 
