@@ -82,6 +82,20 @@ static bool parse_inspect(const char *text, enum vast_inspect_mode *out)
     return i >= 0;
 }
 
+static const char *const autobool_names[] = {"auto", "0", "1"};
+
+static bool parse_autobool(const char *text, enum vast_autobool *out)
+{
+    bool on = false;
+    if (!strcasecmp(text, "auto"))
+        *out = VAST_AUTOBOOL_AUTO;
+    else if (parse_bool(text, &on))
+        *out = on ? VAST_AUTOBOOL_ON : VAST_AUTOBOOL_OFF;
+    else
+        return false;
+    return true;
+}
+
 static bool parse_string(const char *text, char *out, size_t size)
 {
     if (strlen(text) >= size)
@@ -95,6 +109,7 @@ static bool parse_string(const char *text, char *out, size_t size)
 #define PARSE_BOOL(f, t) parse_bool(t, &cfg->f)
 #define PARSE_LOGLEVEL(f, t) parse_loglevel(t, &cfg->f)
 #define PARSE_INSPECT(f, t) parse_inspect(t, &cfg->f)
+#define PARSE_AUTOBOOL(f, t) parse_autobool(t, &cfg->f)
 
 bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *name), char *why,
                        size_t why_size)
@@ -150,6 +165,7 @@ const struct vast_config *vast_config_get(void)
 #define PRINT_BOOL(f) snprintf(value, sizeof value, "%d", (int)cfg->f)
 #define PRINT_LOGLEVEL(f) snprintf(value, sizeof value, "%s", log_names[cfg->f])
 #define PRINT_INSPECT(f) snprintf(value, sizeof value, "%s", inspect_names[cfg->f])
+#define PRINT_AUTOBOOL(f) snprintf(value, sizeof value, "%s", autobool_names[cfg->f])
 
 void vast_config_print(const struct vast_config *cfg, FILE *out, bool markdown)
 {

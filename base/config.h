@@ -16,7 +16,10 @@
 /* VAST_INSPECT: where partitioned launches get their page sets. */
 enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPECT_CHECK };
 
-/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, BOOL, LOGLEVEL, INSPECT. */
+/* A switch whose default VAST chooses: "auto", or a boolean's spellings. */
+enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON };
+
+/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, BOOL, LOGLEVEL, INSPECT, AUTOBOOL. */
 #define VAST_CONFIG_LIST(X)                                                                       \
     X(STRING, backend, "VAST_BACKEND", "",                                                        \
       "real platform(s) to wrap: a platform-name substring or a vendor library path; "           \
@@ -35,7 +38,8 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
     X(BOOL, pin, "VAST_PIN", "1",                                                                 \
       "pin host backing stores (fast transfers); 0: never, transfers from 256K stage via pinned slots") \
     X(SIZE, staging_threads, "VAST_STAGING_THREADS", "0",                                         \
-      "host threads copying unpinned transfers through pinned slots; 0: min(4, cores)")           \
+      "host threads of bulk copies (reads and writes of backing stores, staging through pinned "    \
+      "slots); 0: min(16, cores)")                                                                \
     X(SIZE, staging_slot, "VAST_STAGING_SLOT", "8M",                                              \
       "bytes per pinned staging slot (a ring of 3 per device, made on first use)")                \
     X(SIZE, duplex_window, "VAST_DUPLEX_WINDOW", "8M",                                            \
@@ -56,7 +60,10 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
       "folder of VAST's persistent cache of translations and variant binaries; auto: "             \
       "$XDG_CACHE_HOME/vast, else $HOME/.cache/vast; empty or off: no cache")                      \
     X(SIZE, cache_max, "VAST_CACHE_MAX", "256M",                                                  \
-      "bound of that cache's size; the least recently used entries go first")
+      "bound of that cache's size; the least recently used entries go first")                    \
+    X(AUTOBOOL, cache_binaries, "VAST_CACHE_BINARIES", "auto",                                    \
+      "keep the real binaries of VAST's variants in that cache; auto: on, except on PoCL, which "  \
+      "keeps its own compiled kernels and compiles every kernel of a program to hand out its binary")
 
 struct vast_config {
 #define VAST_CONFIG_FIELD_STRING(f) char f[512];
@@ -64,6 +71,7 @@ struct vast_config {
 #define VAST_CONFIG_FIELD_BOOL(f) bool f;
 #define VAST_CONFIG_FIELD_LOGLEVEL(f) int f;
 #define VAST_CONFIG_FIELD_INSPECT(f) enum vast_inspect_mode f;
+#define VAST_CONFIG_FIELD_AUTOBOOL(f) enum vast_autobool f;
 #define VAST_CONFIG_FIELD(kind, field, var, def, desc) VAST_CONFIG_FIELD_##kind(field)
     VAST_CONFIG_LIST(VAST_CONFIG_FIELD)
 #undef VAST_CONFIG_FIELD

@@ -6,6 +6,7 @@
 #include "kcache.h"
 
 #include "../base/clock.h"
+#include "../base/config.h"
 #include "../base/diskcache.h"
 #include "../base/log.h"
 #include "platform.h"
@@ -198,40 +199,63 @@ static cl_program build_binary(struct vast_backend *be, cl_device_id dev, const 
     return p;
 }
 
-cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, cl_int *status)
+/* Whether binaries of dev's programs are kept (VAST_CACHE_BINARIES). auto: not on PoCL, whose
+ * CL_PROGRAM_BINARIES compiles every kernel of the program (a generic work-group function each)
+ * holding the program's lock, which clCreateKernel needs too: minutes for CLBlast's large
+ * programs (xtrsm's paged variant), while PoCL's own cache (POCL_CACHE_DIR) already keeps the
+ * front end's output and every kernel it compiled, so a second process builds little anyway. */
+static bool keeps_binaries(cl_device_id dev)
+{
+    switch (vast_config_get()->cache_binaries) {
+    case VAST_AUTOBOOL_ON: return true;
+    case VAST_AUTOBOOL_OFF: return false;
+    default: return strstr(dev->backend->name, "Portable Computing Language") == NULL;
+    }
+}
+
+cl_program vast_kcache_build(cl_device_id dev, const char *src, const char *options, cl_int *status, bool *store)
 {
     uint64_t t0 = vast_now_ns();
     struct vast_backend *be = dev->backend;
-    const struct vast_diskcache *c = vast_diskcache_default();
-    uint8_t key[VAST_SHA256_BYTES];
-    size_t len = 0;
-    unsigned char *bin = NULL;
+    const struct vast_diskcache *c = keeps_binaries(dev) ? vast_diskcache_default() : NULL;
     cl_program p = NULL;
     if (c != NULL) {
+        uint8_t key[VAST_SHA256_BYTES];
         binary_key(dev, src, options, key);
-        bin = vast_diskcache_get(c, key, &len);
+        size_t len = 0;
+        unsigned char *bin = vast_diskcache_get(c, key, &len);
         p = bin != NULL ? build_binary(be, dev, bin, len, options) : NULL;
         if (bin != NULL)
             atomic_fetch_add(p != NULL ? &binary_hits : &binary_rejected, 1);
         if (bin != NULL && p == NULL)
             vast_info("the driver rejected a cached program binary: building from source");
         free(bin);
-        bin = NULL;
     }
     *status = CL_SUCCESS;
+    *store = false;
     if (p == NULL) {
         p = be->dispatch->clCreateProgramWithSource(be->shared, 1, &src, NULL, status);
         if (p != NULL)
             *status = be->dispatch->clBuildProgram(p, 1, &dev->real, options, NULL, NULL);
         atomic_fetch_add(&source_builds, 1);
-        if (*status == CL_SUCCESS && c != NULL)
-            bin = program_binary(be, p, dev, &len);
-        if (bin != NULL && vast_diskcache_put(c, key, bin, len))
-            atomic_fetch_add(&stored, 1);
-        free(bin);
+        *store = *status == CL_SUCCESS && c != NULL;
     }
     atomic_fetch_add(&build_ns, vast_now_ns() - t0);
     return p;
+}
+
+void vast_kcache_store(cl_device_id dev, const char *src, const char *options, cl_program p)
+{
+    const struct vast_diskcache *c = vast_diskcache_default();
+    size_t len = 0;
+    unsigned char *bin = c != NULL ? program_binary(dev->backend, p, dev, &len) : NULL;
+    uint8_t key[VAST_SHA256_BYTES];
+    if (bin != NULL) {
+        binary_key(dev, src, options, key);
+        if (vast_diskcache_put(c, key, bin, len))
+            atomic_fetch_add(&stored, 1);
+    }
+    free(bin);
 }
 
 void vast_kcache_stats_print(FILE *out, uint64_t critical_ns)

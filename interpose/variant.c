@@ -86,7 +86,7 @@ static char *build_failure(struct vast_backend *be, cl_program real, cl_device_i
 /* The translated programs are built for the device's page cache: its page shift and chunk
  * count become constants (translate.h, VAST_PAGE_SHIFT and VAST_POOL_CHUNKS). */
 static cl_program build_source(cl_program app, cl_device_id dev, const char *src, const char *options,
-                               const char *more, const char *what, char **error, bool *again)
+                               const char *more, const char *what, char **error, bool *again, char **store)
 {
     struct vast_backend *be = dev->backend;
     cl_int err;
@@ -97,7 +97,12 @@ static cl_program build_source(cl_program app, cl_device_id dev, const char *src
         snprintf(opts, len, "%s -D VAST_PAGE_SHIFT=%u -D VAST_POOL_CHUNKS=%zu%s", options ? options : "",
                  pool->page_shift, pool->nchunks, more);
     cl_int status;
-    cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &status); /* a cached binary, else source */
+    bool keep = false;
+    cl_program p = vast_kcache_build(dev, src, opts ? opts : options, &status, &keep); /* a cached binary, else source */
+    if (keep && opts != NULL) { /* its binary is stored once the program is published */
+        *store = opts;
+        opts = NULL;
+    }
     if (p != NULL && status != CL_SUCCESS) {
         *error = build_failure(be, p, dev, app, what);
         be->dispatch->clReleaseProgram(p);
@@ -131,6 +136,7 @@ struct step {
     struct translate_result *tr;
     cl_program built;
     char *warning, *error;
+    char *store; /* the options `built` was made with, when its binary is to be stored */
 };
 
 /* Translates the program (the program lock is not held: the application's calls on the
@@ -244,7 +250,7 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
             out.built = build_source(p, dev, src, tr->build_options, v == VAST_VARIANT_PAGED ? " -D VAST_WHOLE" : "",
                                      v == VAST_VARIANT_INSPECTOR ? "inspector" : v == VAST_VARIANT_RANGES ? "ranges"
                                                                                                            : "paged",
-                                     &out.error, &again[v]);
+                                     &out.error, &again[v], &out.store);
         free(options);
         pthread_mutex_lock(&p->obj.lock);
         if (translate) {
@@ -256,6 +262,12 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
         }
         s->busy = false;
         pthread_cond_broadcast(&s->idle);
+        if (out.store != NULL) { /* published first: the launches waiting for it go on meanwhile */
+            pthread_mutex_unlock(&p->obj.lock);
+            vast_kcache_store(dev, src, out.store, out.built);
+            free(out.store);
+            pthread_mutex_lock(&p->obj.lock);
+        }
     }
     for (int v = 0; d != NULL && v < VAST_VARIANT_COUNT; v++)
         if (again[v]) /* the driver was out of memory: try at the next launch */

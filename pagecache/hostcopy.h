@@ -20,7 +20,7 @@
 /* Zero in a field means its default. */
 struct vast_host_copy_config {
     unsigned threads;    /* the caller included (default pagecache_staging_default_threads(),
-                          * min(4, cores), the same as VAST_STAGING_THREADS' default) */
+                          * min(16, cores), the same as VAST_STAGING_THREADS' default) */
     size_t parallel_min; /* smaller copies are one plain memcpy (default 4 MiB) */
     size_t min_part;     /* shortest part per thread (default VAST_COPY_MIN_PART, 64 KiB) */
 };

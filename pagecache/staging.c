@@ -41,7 +41,7 @@ unsigned pagecache_staging_default_threads(void)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         return 1;
-    return cores < 4 ? (unsigned)cores : 4u;
+    return cores < 16 ? (unsigned)cores : 16u;
 }
 
 static void resolve_config(const struct vast_staging_config *in, struct vast_staging_config *c)

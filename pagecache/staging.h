@@ -36,7 +36,7 @@ struct vast_staging_ops {
 struct vast_staging_config {
     size_t slot_bytes;   /* bytes per slot, rounded up to the host page (default 8 MiB) */
     unsigned slots;      /* ring length, >= 2 (default 3) */
-    unsigned threads;    /* copy threads, the caller included (default min(4, online cores)) */
+    unsigned threads;    /* copy threads, the caller included (default min(16, online cores)) */
     size_t direct_below; /* transfers smaller than this are declined (default 256 KiB) */
 };
 
@@ -57,8 +57,11 @@ struct vast_staging_stats {
 
 struct vast_staging;
 
-/* The default thread count: min(4, online cores) (FACTS.md: 4 threads copy at 34 GB/s,
- * 16 only reach 42). */
+/* The default thread count: min(16, online cores). FACTS.md: into memory already touched, 4
+ * threads copy at 34 GB/s and 16 only reach 42; but the first copy into a store also takes its
+ * page faults, which scale with the threads: saxpy through VAST on an H200 host with 32 cores
+ * (samples/results/h200x2-2026-11-27-oversub) ran 8 GiB in 2.42 / 1.51 / 1.34 / 1.33 s with
+ * 2 / 8 / 16 / 32 threads (native: 2.35-2.47 s), and 96 GiB in 46.0 s with 4 and 16.1 s with 16. */
 unsigned pagecache_staging_default_threads(void);
 /* cfg may be NULL (all defaults). Makes no slot and no thread yet. */
 int pagecache_create_staging(const struct vast_staging_ops *ops, void *dev,

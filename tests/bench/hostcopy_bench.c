@@ -6,7 +6,7 @@
  * old way (plain mmap, 4 KiB faults) or as pagecache_create_backing maps it now (THP-aligned,
  * MADV_HUGEPAGE). Each cell is the best of --reps runs, each on fresh memory; "THP MiB" is the
  * store's AnonHugePages after the first write (/proc/self/smaps).
- * Usage: hostcopy_bench [--size MiB] [--threads N] [--reps N]    (defaults 1024, min(4,cores), 3)
+ * Usage: hostcopy_bench [--size MiB] [--threads N] [--reps N]    (defaults 1024, min(16,cores), 3)
  * Not a test: prints a table. Needs no OpenCL (a host-memory stand-in device, nothing resident). */
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,11 @@
 #   corrupt     entries truncated and with a flipped byte: a miss (rebuilt), never a crash;
 #               the folder is valid again afterwards;
 #   bound       VAST_CACHE_MAX below what the program stores: correct results, the folder
-#               within the bound.
+#               within the bound;
+#   auto        VAST_CACHE_BINARIES at its default: on PoCL only the translation is kept (PoCL
+#               compiles every kernel of a program to hand out its binary; CLBlast's xtrsm
+#               waited minutes for that), and a second run translates nothing.
+# The other cases keep binaries (VAST_CACHE_BINARIES=1), as on every driver but PoCL.
 # usage: cache.sh CASE LIBVAST CHECK_ENTRIES SPMV
 set -u
 case_="$1" libvast="$2" check="$3" spmv="$4"
@@ -29,7 +33,7 @@ ref=$(env -u OCL_ICD_VENDORS -u LD_PRELOAD "$spmv" --platform pocl "${args[@]}" 
 # program in the same POCL_CACHE_DIR, as the cases did when ctest ran two of them at once.
 run() {
     env -u LD_PRELOAD OCL_ICD_VENDORS="$tmp/vendors" VAST_CACHE_DIR="$tmp/cache" VAST_STATS=1 POCL_CACHE_DIR="$tmp/pocl" \
-        VAST_DEVICE_MEMORY=1M VAST_PAGE_SIZE=4K VAST_FORCE_PAGED=1 "${@:2}" \
+        VAST_DEVICE_MEMORY=1M VAST_PAGE_SIZE=4K VAST_FORCE_PAGED=1 VAST_CACHE_BINARIES=1 "${@:2}" \
         "$spmv" --platform VAST "${args[@]}" > "$tmp/$1.out" 2>&1
     local rc=$?
     grep -q '^platform: VAST' "$tmp/$1.out" || { cat "$tmp/$1.out"; fail "run $1 not through VAST"; }
@@ -81,6 +85,16 @@ bound)
     [ "$(stat 2 source_builds)" -ge 1 ] || fail "more was kept than the bound holds"
     run 3 VAST_CACHE_MAX=64 # smaller than any entry: nothing is stored, results still right
     [ "$(stat 3 stored)" = 0 ] || fail "stored past the bound" ;;
+auto)
+    run 1 VAST_CACHE_BINARIES=auto
+    [ "$(stat 1 translations)" = 1 ] && [ "$(stat 1 source_builds)" = 2 ] && [ "$(stat 1 stored)" = 1 ] ||
+        fail "first run: $(grep 'stats: cache' "$tmp/1.out")"
+    run 2 VAST_CACHE_BINARIES=auto
+    [ "$(stat 2 translations)" = 0 ] && [ "$(stat 2 translation_hits)" = 1 ] && [ "$(stat 2 binary_hits)" = 0 ] &&
+        [ "$(stat 2 stored)" = 0 ] || fail "second run: $(grep 'stats: cache' "$tmp/2.out")"
+    entries=("$tmp"/cache/*.vc)
+    [ ${#entries[@]} = 1 ] || fail "expected the translation alone, found ${#entries[@]} entries"
+    valid ;;
 *) echo "cache.sh: unknown case $case_"; exit 2 ;;
 esac
 echo "cache.sh: PASS: $case_"

@@ -1,5 +1,6 @@
 /*
  * test_config: VAST_* parsing: sizes with suffixes, booleans, log levels, VAST_INSPECT's modes,
+ * VAST_CACHE_BINARIES's auto or boolean,
  * defaults, and bad values replaced by defaults with a reason naming the variable.
  */
 #include "base/config.h"
@@ -116,4 +117,33 @@ static void test_inspect(void **state)
     assert_int_equal(cfg.inspect, VAST_INSPECT_AUTO);
 }
 
-VAST_CMOCKA_MAIN(NULL, NULL, test_sizes, test_defaults, test_values, test_bad_values_fall_back, test_inspect)
+/* An auto-or-boolean switch: "auto" (any case) or a boolean's spellings; anything else warns and
+ * falls back to auto. */
+static void test_autobool(void **state)
+{
+    (void)state;
+    struct vast_config cfg;
+    env = NULL;
+    assert_true(vast_config_parse(&cfg, fake_get, NULL, 0));
+    assert_int_equal(cfg.cache_binaries, VAST_AUTOBOOL_AUTO);
+    static const char *const spellings[][2] = {{"AUTO", "auto"}, {"0", "off"}, {"no", "off"}, {"1", "on"},
+                                               {"On", "on"}, {"true", "on"}};
+    for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+        const char *const one[] = {"VAST_CACHE_BINARIES", spellings[i][0], NULL};
+        env = one;
+        assert_true(vast_config_parse(&cfg, fake_get, NULL, 0));
+        enum vast_autobool want = !strcmp(spellings[i][1], "auto") ? VAST_AUTOBOOL_AUTO
+                                  : !strcmp(spellings[i][1], "on") ? VAST_AUTOBOOL_ON
+                                                                   : VAST_AUTOBOOL_OFF;
+        assert_int_equal(cfg.cache_binaries, want);
+    }
+    static const char *const bad[] = {"VAST_CACHE_BINARIES", "sometimes", NULL};
+    env = bad;
+    char why[256] = "";
+    assert_false(vast_config_parse(&cfg, fake_get, why, sizeof why));
+    assert_non_null(strstr(why, "VAST_CACHE_BINARIES"));
+    assert_int_equal(cfg.cache_binaries, VAST_AUTOBOOL_AUTO);
+}
+
+VAST_CMOCKA_MAIN(NULL, NULL, test_sizes, test_defaults, test_values, test_bad_values_fall_back, test_inspect,
+                 test_autobool)
