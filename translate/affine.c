@@ -51,6 +51,16 @@ struct actx {
     int fail, inl;
     struct tr_frame st[MAX_DEPTH];
     int depth;
+    /* The children of the last statement list reached() walked, and which of them cannot
+     * jump: it is asked for every store, and walking a straight run again for each store
+     * (tr_nth_child walks too) took a kernel of 4096 statements more than 15 minutes. */
+    struct {
+        CXCursor parent;
+        CXCursor *c;
+        unsigned char *no_jump;
+        unsigned n;
+    } kids;
+    unsigned body_kids; /* statements of the body walked so far: st[0].index */
 };
 
 /* ---- cursors --------------------------------------------------------------------- */
@@ -609,6 +619,27 @@ static int before_store(struct actx *x, CXCursor c, struct guards *gs)
     return add_guards(x, tr_nth_child(c, 0), 1, gs);
 }
 
+static enum CXChildVisitResult add_kid(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct actx *x = d;
+    x->kids.c = translate_xrealloc(x->kids.c, (x->kids.n + 1) * sizeof *x->kids.c);
+    x->kids.no_jump = translate_xrealloc(x->kids.no_jump, x->kids.n + 1);
+    x->kids.c[x->kids.n] = c;
+    x->kids.no_jump[x->kids.n++] = (unsigned char)no_jump(c);
+    return CXChildVisit_Continue;
+}
+
+/* x->kids for parent. */
+static void kids_of(struct actx *x, CXCursor parent)
+{
+    if (x->kids.c != NULL && clang_equalCursors(x->kids.parent, parent))
+        return;
+    x->kids.n = 0;
+    x->kids.parent = parent;
+    clang_visitChildren(parent, add_kid, x);
+}
+
 /* Statement st[s] (or, s < 0, the body) is reached by every work-item whose guards hold. */
 static int reached(struct actx *x, int s, struct guards *gs)
 {
@@ -623,9 +654,9 @@ static int reached(struct actx *x, int s, struct guards *gs)
         }
         if (s > 0 && x->st[s - 1].kind != CXCursor_CompoundStmt)
             return -1;
-        CXCursor parent = s > 0 ? x->st[s - 1].c : x->body, c;
-        for (unsigned i = 0; !clang_Cursor_isNull(c = tr_nth_child(parent, i)) && !same_span(c, x->st[s].c); i++)
-            if (before_store(x, c, gs) != 0)
+        kids_of(x, s > 0 ? x->st[s - 1].c : x->body);
+        for (unsigned i = 0; i < x->st[s].index && i < x->kids.n; i++)
+            if (!x->kids.no_jump[i] && before_store(x, x->kids.c[i], gs) != 0)
                 return -1;
         s--;
     }
@@ -960,6 +991,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     if (x->fail)
         return CXChildVisit_Break;
     struct tr_frame *f = tr_frame_enter(x->st, x->depth, c);
+    if (x->depth == 0)
+        f->index = x->body_kids++; /* tr_frame_enter counts the children of st[depth - 1] only */
     int d = x->depth++;
     if (f->kind == CXCursor_ForStmt)
         try_loop(x, d);
@@ -1023,6 +1056,8 @@ struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn)
     }
     free(x->mods);
     free(x->lvars);
+    free(x->kids.c);
+    free(x->kids.no_jump);
     free(x);
     return a;
 }

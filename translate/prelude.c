@@ -143,7 +143,7 @@ static const char paged_prelude[] =
     "4 * (ulong)k; e[0] = (uint)cx->flat; e[1] = (uint)vp; e[2] = (uint)(vp >> 32); e[3] "
     "= kind | (uint)(cx->flat >> 32) << 2; } }\n"
     TR_CONSTANTS
-    "__global uchar *vast_frame_k(ulong va, __global const uint *lpt, __global uchar *p0, "
+    "VAST_OUTLINE __global uchar *vast_frame_k(ulong va, __global const uint *lpt, __global uchar *p0, "
     "__global uchar *p1, __global uchar *p2, __global uchar *p3, ulong entries, __global "
     "uchar *miss, __local vast_ctx *cx, uint kind) { ulong vp = va >> vast_shift(cx); uint e "
     "= vp < entries ? lpt[vp] : 0xffffffffu; if (e == 0xffffffffu) { vast_fault(cx, vp, "
@@ -182,7 +182,7 @@ static const char inspect_prelude[] =
     "ulong4 gsize; ulong4 goff; ulong4 slab; uint4 ks; ulong pas_pages; ulong mask; ulong budget; ulong flat; uint "
     "shift; } vast_ctx;\n" TR_GEOMETRY TR_RESUME
     TR_CONSTANTS
-    "void vast_mark_k(ulong va, __global uchar *row, ulong pages, __global uint *status, "
+    "VAST_OUTLINE void vast_mark_k(ulong va, __global uchar *row, ulong pages, __global uint *status, "
     "__local vast_ctx *cx) { ulong vp = va >> vast_shift(cx); if (vp < pages) { if "
     "(!row[vp]) row[vp] = 1; } else atomic_inc(status + 1); }\n"
     "__global uchar *vast_trr_k(ulong va, __global uchar *row, ulong pages, __global uint "

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,39 @@ static void free_fns(struct tr_unit *u)
     free(u->fns);
 }
 
+/* Past this many edits in one function body, the paged and inspector programs call the page
+ * walk (vast_frame_k, vast_mark_k: VAST_OUTLINE in prelude.c) instead of inlining it at every
+ * access. Inlined, every access adds a few basic blocks (the page-table load, the fault, the
+ * pool chunk), and PoCL 3.1's kernel compiler recurses once per block of a straight run: the
+ * CTS's test_basic vector_creation (2367 accesses in one kernel, a few thousand edits)
+ * overflowed its compiler thread's stack at a pool of 4 chunks (tests/e2e/translate, case
+ * straight). Called, the walk leaves the kernel's blocks as the original has them. Ordinary
+ * kernels keep it inlined: a call per access costs on GPUs. */
+#define TR_OUTLINE_EDITS 2000
+
+static size_t most_edits_in_one_function(const struct tr_unit *u)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < u->nfns; i++) {
+        unsigned start, end;
+        if (!u->fns[i].has_body || tr_cursor_span(u->fns[i].cursor, &start, &end) != 0)
+            continue;
+        size_t n = 0;
+        for (size_t e = 0; e < u->edits.n; e++)
+            n += u->edits.v[e].offset >= start && u->edits.v[e].offset < end;
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* The variant's prelude, after the definition of VAST_OUTLINE (malloc'ed). */
+static char *prelude_for(enum tr_variant v, bool outline)
+{
+    struct strbuf b = {0};
+    strbuf_printf(&b, "#define VAST_OUTLINE%s\n%s", outline ? " __attribute__((noinline))" : "", tr_prelude(v));
+    return strbuf_take(&b);
+}
+
 static int translate_unit(const char *pp, const struct tr_options *o,
                           struct translate_result *r)
 {
@@ -159,9 +193,12 @@ static int translate_unit(const char *pp, const struct tr_options *o,
     }
     tr_walk_unit(&u);
     tr_meta_unit(&u);
-    r->paged_source = tr_edits_apply(&u.edits, pp, u.len, TR_PAGED, tr_prelude(TR_PAGED));
-    r->inspector_source =
-        tr_edits_apply(&u.edits, pp, u.len, TR_INSPECT, tr_prelude(TR_INSPECT));
+    bool outline = most_edits_in_one_function(&u) > TR_OUTLINE_EDITS;
+    char *paged = prelude_for(TR_PAGED, outline), *inspect = prelude_for(TR_INSPECT, outline);
+    r->paged_source = tr_edits_apply(&u.edits, pp, u.len, TR_PAGED, paged);
+    r->inspector_source = tr_edits_apply(&u.edits, pp, u.len, TR_INSPECT, inspect);
+    free(paged);
+    free(inspect);
     r->kernels = u.kernels;
     r->num_kernels = u.num_kernels;
     r->diags = u.diags;

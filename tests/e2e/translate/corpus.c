@@ -142,9 +142,29 @@ static const char prog_local[] =
     S(__kernel void vec8(__global const short *a, __global short *o) {
         int i = get_global_id(0); short8 v = vload8(i, a + 3); vstore8(v + (short8)(7), i, o + 1); });
 
-const char *const corpus_programs[] = {prog_basic, prog_index, prog_local};
-const char *const corpus_program_options[] = {"", "-DUNUSED=1", "-I " VAST_TEST_INCLUDE_DIR};
-const size_t corpus_num_programs = 3;
+/* One work-item, 4096 statements in a row, 12288 accesses (the CTS's test_basic
+ * vector_creation has 2367 in one kernel): translated with the page walk inlined at every
+ * access, PoCL 3.1's kernel compiler recursed once per basic block and overflowed its
+ * thread's stack (SIGSEGV; at 4 pool chunks vector_creation did too). The statements are
+ * expanded here, by the host's preprocessor, as the CTS writes them out: one macro expanding
+ * to all of them, or one line of all of them, aborts the process inside mcpp (translate/
+ * preprocess.c refuses such lines now), so there are 64 lines of 64 statements. Run on
+ * request only (paged_exec straight): it takes a while to build. */
+#define ST1(i) o[i] = a[i] * 3 + a[(i) + 4099]; b[(i) * 2] = o[i] ^ 5;
+#define ST4(i) ST1(i) ST1((i) + 1) ST1((i) + 2) ST1((i) + 3)
+#define ST16(i) ST4(i) ST4((i) + 4) ST4((i) + 8) ST4((i) + 12)
+#define ST64(i) ST16(i) ST16((i) + 16) ST16((i) + 32) ST16((i) + 48)
+#define XS(...) S(__VA_ARGS__)
+#define LN(i) XS(ST64(i))
+#define LN4(i) LN(i) LN((i) + 64) LN((i) + 128) LN((i) + 192)
+#define LN16(i) LN4(i) LN4((i) + 256) LN4((i) + 512) LN4((i) + 768)
+static const char prog_straight[] =
+    "__kernel void straight(__global int *o, __global const int *a, __global int *b) {\n"
+    LN16(0) LN16(1024) LN16(2048) LN16(3072) "}\n";
+
+const char *const corpus_programs[] = {prog_basic, prog_index, prog_local, prog_straight};
+const char *const corpus_program_options[] = {"", "-DUNUSED=1", "-I " VAST_TEST_INCLUDE_DIR, ""};
+const size_t corpus_num_programs = 4, corpus_num_default_programs = 3;
 
 #define F(n) {G_F32, (n) * 4, 0, 0}
 #define P(n) {G_POISON, (n), 0, 0}
@@ -187,5 +207,6 @@ const struct kcase corpus_cases[] = {
     {"included", 2, 1, {600}, {30}, {0}, 0, {F(600), P(2400)}},
     {"dbl", 2, 1, {300}, {10}, {0}, 0, {F(600), P(2400)}},
     {"vec8", 2, 1, {128}, {16}, {0}, 0, {U(520, 0), P(2100)}},
+    {"straight", 3, 1, {1}, {1}, {0}, 0, {P(4096 * 4), U(8195, 0), P(8192 * 4)}},
 };
 const size_t corpus_num_cases = sizeof corpus_cases / sizeof corpus_cases[0];

@@ -33,5 +33,6 @@ struct kcase {
 extern const char *const corpus_programs[];
 extern const char *const corpus_program_options[];
 extern const struct kcase corpus_cases[];
-extern const size_t corpus_num_programs, corpus_num_cases;
+/* Programs from corpus_num_default_programs on run only when one of their cases is named. */
+extern const size_t corpus_num_programs, corpus_num_default_programs, corpus_num_cases;
 #endif

@@ -509,6 +509,11 @@ int main(int argc, char **argv)
     clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL);
     int passed = 0, run = 0;
     for (size_t p = 0; p < corpus_num_programs; p++) {
+        int named = 0;
+        for (size_t c = 0; c < corpus_num_cases && only != NULL; c++)
+            named |= corpus_cases[c].program == (int)p && !strcmp(only, corpus_cases[c].name);
+        if (only != NULL ? !named : p >= corpus_num_default_programs)
+            continue;
         struct translate_options to = {corpus_program_options[p], ext, 0, "corpus.cl"};
         struct translate_result *t;
         if (translate_program(corpus_programs[p], &to, &t) != 0) {

@@ -162,6 +162,79 @@ static void test_errors_say_why(void **state)
     translate_result_free(r);
 }
 
+/* A kernel of one statement on one line of n bytes, or spread over continuation lines of a
+ * macro (a macro call below the line limit of each physical line). */
+static char *long_line_kernel(size_t n, int continued)
+{
+    char *s = malloc(n + 256);
+    size_t l = (size_t)sprintf(s, "#define SUM 0");
+    for (size_t k = 0; l < n; k++)
+        l += (size_t)sprintf(s + l, continued && k % 1000 == 999 ? " + 1 \\\n" : " + 1");
+    sprintf(s + l, "\n__kernel void k(__global int *o) { o[0] = SUM; }\n");
+    return s;
+}
+
+/* Debian's mcpp aborts the process (a fortified vsprintf of its message) on a logical line of
+ * about 64 KiB; such a source is refused with the reason, never handed to mcpp. */
+static void test_long_lines_refused(void **state)
+{
+    (void)state;
+    struct translate_options o = {NULL, NULL, 0, NULL};
+    struct translate_result *r = NULL;
+    char *ok = long_line_kernel(59000, 0);
+    assert_int_equal(translate_program(ok, &o, &r), 0);
+    translate_result_free(r);
+    for (int continued = 0; continued < 2; continued++) {
+        char *s = long_line_kernel(70000, continued);
+        assert_int_equal(translate_program(s, &o, &r), -1);
+        assert_non_null(strstr(r->error, "source line of"));
+        translate_result_free(r);
+        free(s);
+    }
+    free(ok);
+}
+
+/* A kernel of n statements in a row, each a load, a load and a store. */
+static char *straight_kernel(unsigned n)
+{
+    struct { char *p; size_t len, cap; } b = {malloc(64), 0, 64};
+    for (unsigned i = 0; i <= n + 1; i++) {
+        char line[160];
+        int m = i == 0 ? snprintf(line, sizeof line, "__kernel void k(__global int *o, __global const int *a) {\n")
+                : i <= n ? snprintf(line, sizeof line, "o[%u] = a[%u] * 3 + a[%u];\n", i - 1, i - 1, i + n)
+                         : snprintf(line, sizeof line, "}\n");
+        if (b.len + (size_t)m + 1 > b.cap)
+            b.p = realloc(b.p, b.cap = 2 * (b.cap + (size_t)m));
+        memcpy(b.p + b.len, line, (size_t)m + 1);
+        b.len += (size_t)m;
+    }
+    return b.p;
+}
+
+/* Past a few thousand edits in one function the page walk is called, not inlined (PoCL 3.1's
+ * compiler overflowed its stack on the CTS's vector_creation, 2367 accesses in one kernel);
+ * ordinary kernels keep it inlined. Translating 4096 statements in a row must also stay fast:
+ * the whole-store analysis walked every earlier statement again for each store (over 15
+ * minutes; ctest's time limit catches that). */
+static void test_long_kernels_call_the_page_walk(void **state)
+{
+    (void)state;
+    char *small = straight_kernel(16), *big = straight_kernel(4096);
+    struct translate_result *r = tr(small, NULL);
+    assert_non_null(strstr(r->paged_source, "#define VAST_OUTLINE\n"));
+    assert_non_null(strstr(r->inspector_source, "#define VAST_OUTLINE\n"));
+    translate_result_free(r);
+    r = tr(big, NULL);
+    assert_true(r->num_kernels == 1 && r->kernels[0].paged_ok);
+    assert_non_null(strstr(r->paged_source, "#define VAST_OUTLINE __attribute__((noinline))\n"));
+    assert_non_null(strstr(r->paged_source, "VAST_OUTLINE __global uchar *vast_frame_k("));
+    assert_non_null(strstr(r->inspector_source, "#define VAST_OUTLINE __attribute__((noinline))\n"));
+    assert_non_null(strstr(r->inspector_source, "VAST_OUTLINE void vast_mark_k("));
+    translate_result_free(r);
+    free(small);
+    free(big);
+}
+
 static void test_inspector_loop_budget(void **state)
 {
     (void)state;
@@ -401,4 +474,5 @@ VAST_CMOCKA_MAIN(NULL, NULL,
                  test_metadata_through_helpers, test_metadata_past_63_args,
                  test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget,
                  test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements,
-                 test_straddle_split, test_straddle_packed_array, test_faulted_guards)
+                 test_straddle_split, test_straddle_packed_array, test_faulted_guards,
+                 test_long_lines_refused, test_long_kernels_call_the_page_walk)
