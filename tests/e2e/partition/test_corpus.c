@@ -191,6 +191,8 @@ static void make(const void *c, const char *refuse, struct harness_twin *tw)
 static int runs(const void *c, const struct harness_opts *o, struct harness_run *out, size_t max)
 {
     const struct kcase *kc = c;
+    if ((size_t)kc->program >= corpus_num_default_programs)
+        return printf("skip %-10s on request only (translate_paged_exec %s)\n", kc->name, kc->name), 0;
     const struct scale *sc = find_scale(kc->name);
     if (sc == NULL)
         return printf("FAIL %-10s corpus case without a scaling rule in test_corpus.c: add one\n", kc->name), -1;
