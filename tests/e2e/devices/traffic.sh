@@ -9,8 +9,16 @@
 # meet inside a page; the planner's partitions at 1M end on page boundaries).
 prog=$1 case=$2 max=${3:-2}
 one=$(POCL_DEVICES=pthread VAST_STATS=1 "$prog" "$case" 2>&1) || { echo "$one"; echo "FAIL: one device"; exit 1; }
-two=$(POCL_DEVICES="pthread pthread" VAST_MERGE_DEVICES=1 VAST_STATS=1 "$prog" "$case" 2>&1) ||
-    { echo "$two"; echo "FAIL: merged"; exit 1; }
+# The members claim partitions as their lanes get to them, so under load one member can take all
+# of a small launch's 3 partitions while the other still builds its paged program (PoCL builds
+# it from source: VAST keeps no PoCL binaries). Every run must pass; up to 3 runs for one in
+# which both members ran partitions.
+for attempt in 1 2 3; do
+    two=$(POCL_DEVICES="pthread pthread" VAST_MERGE_DEVICES=1 VAST_STATS=1 "$prog" "$case" 2>&1) ||
+        { echo "$two"; echo "FAIL: merged"; exit 1; }
+    [ "$(grep 'merged_member=' <<< "$two" | grep -c 'partitions=[1-9]')" -ge 2 ] && break
+    echo "merged run $attempt: one member ran every partition; again"
+done
 # sum KEY: KEY= summed over the pool lines (stdin)
 sum() { awk -v k="$1=" '/vast: stats: pool=/ { for (i = 1; i <= NF; i++) if (index($i, k) == 1) s += substr($i, length(k) + 1) } END { printf "%d\n", s }'; }
 moved1=$(( $(sum h2d_bytes <<< "$one") + $(sum d2h_bytes <<< "$one") ))
