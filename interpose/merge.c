@@ -4,9 +4,11 @@
  * nobody took as it starts one, in its own page cache and on its own device lane.
  *
  * Principal entry point: vast_merge_run (launch.c's execute, on the merged device's lane).
- * Invariants: a partition runs on exactly one member; before any share starts, every member's
+ * Invariants: a partition runs on exactly one member, and the iteration ranges of one block of
+ * work-groups of a resumable loop (stride.c) on one member, in order (the state one range saves
+ * for the next lives on that member's device); before any share starts, every member's
  * views are coherent over the pages it may touch (a launch that fits: its own partition's;
- * else the launch's whole buffers) and every page two partitions may write wants a twin on
+ * else the launch's whole buffers) and every page two blocks may write wants a twin on
  * every member (mark_twins; the others are owned by the member that writes them); the merged
  * device's lane returns only when every share has ended, so the launch's event covers every
  * partition.
@@ -35,8 +37,11 @@ struct merge_run {
     struct vast_partition *parts;
     size_t nparts;
     bool fixed;          /* partition k is member k's (a launch that fits: one each) */
+    bool sequential;     /* resumable iteration ranges: a block's ranges run in order, on one member */
+    size_t *block;       /* block b's first partition, b < nblocks; block[nblocks] = nparts */
+    size_t nblocks;
     cl_uint members;
-    _Atomic size_t next; /* the next partition no member claimed */
+    _Atomic size_t next; /* the next block no member claimed */
     pthread_mutex_t lock;
     pthread_cond_t done;
     cl_uint running; /* members' shares not finished (lock) */
@@ -51,11 +56,14 @@ struct merge_share {
     cl_int err;
     struct vast_launch_counters c;
     unsigned long claimed;
+    size_t cur, end; /* the partitions of its block not run yet */
 };
 
-/* The next partition for a member: its own one (fixed), else the next one nobody claimed; for
- * a prefetch (ahead), only while as many are left as there are members, so that a member
- * prefetching never takes the partition another one would start now. */
+/* The next partition for a member: its own one (fixed), else the next of its block, else the
+ * first of the next block nobody claimed; a block is one partition, or (sequential) the
+ * iteration ranges of one range of work-groups, whose saved state stays on the member that
+ * runs them. For a prefetch (ahead), a new block only while as many are left as there are
+ * members, so that a member prefetching never takes the block another one would start now. */
 static struct vast_partition *claim(void *ctx, bool ahead)
 {
     struct merge_share *sh = ctx;
@@ -66,13 +74,42 @@ static struct vast_partition *claim(void *ctx, bool ahead)
         sh->claimed++;
         return &m->parts[sh->index];
     }
-    size_t i = atomic_load(&m->next);
-    do {
-        if (i >= m->nparts || (ahead && m->nparts - i < m->members))
-            return NULL;
-    } while (!atomic_compare_exchange_weak(&m->next, &i, i + 1));
+    if (sh->cur == sh->end) {
+        size_t b = atomic_load(&m->next);
+        do {
+            if (b >= m->nblocks || (ahead && m->nblocks - b < m->members))
+                return NULL;
+        } while (!atomic_compare_exchange_weak(&m->next, &b, b + 1));
+        sh->cur = m->block != NULL ? m->block[b] : b;
+        sh->end = m->block != NULL ? m->block[b + 1] : b + 1;
+    }
     sh->claimed++;
-    return &m->parts[i];
+    return &m->parts[sh->cur++];
+}
+
+/* Whether partition i continues the block of partition i - 1: the next iteration range of the
+ * same work-groups, in a plan of resumable ranges (stride.c). */
+static bool same_block(const struct vast_partition *parts, size_t i, bool sequential)
+{
+    return sequential && i > 0 && parts[i].first == parts[i - 1].first && parts[i].end == parts[i - 1].end;
+}
+
+/* The blocks of a sequential plan (m->block); other plans' blocks are their partitions. */
+static cl_int find_blocks(struct merge_run *m)
+{
+    m->nblocks = m->nparts;
+    if (!m->sequential)
+        return CL_SUCCESS;
+    m->nblocks = 0;
+    for (size_t i = 0; i < m->nparts; i++)
+        m->nblocks += !same_block(m->parts, i, true);
+    if ((m->block = malloc((m->nblocks + 1) * sizeof *m->block)) == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0, b = 0; i < m->nparts; i++)
+        if (!same_block(m->parts, i, true))
+            m->block[b++] = i;
+    m->block[m->nblocks] = m->nparts;
+    return CL_SUCCESS;
 }
 
 /* A member is ready to claim partitions (or takes none): once per member. */
@@ -106,6 +143,7 @@ static void share_run(struct merge_share *sh, cl_command_queue rq)
     err = vast_paged_open(&r, &cmd, rq, pool, tk);
     r.pas = &vast_pas_launch;
     r.needs_restore = m->needs_restore;
+    r.sequential = m->sequential;
     r.claim = claim;
     r.claim_ctx = sh;
     bool same = err == CL_SUCCESS && r.pages == m->pages && r.total_groups == m->total_groups;
@@ -226,8 +264,9 @@ static cl_int split_resident(struct vast_paged *r, cl_uint n, bool exact, struct
 
 /* The pages each written root buffer of the launch wants twins for, on every member
  * (pagecache_want_twins): with exact sets, those that the sets of two partitions or more hold
- * through a writable argument (a partition boundary inside a page: two members may write it);
- * else all of them. Pages one partition writes are owned by whichever member claims it: loaded
+ * through a writable argument (a partition boundary inside a page: two members may write it;
+ * the ranges of one block count as one partition); else all of them. Pages one partition
+ * writes are owned by whichever member claims it: loaded
  * from the host store and written back whole (pagecache/README.md "Owned pages"). */
 static cl_int mark_twins(struct vast_paged *r, const struct vast_partition *parts, size_t nparts, bool exact)
 {
@@ -250,7 +289,8 @@ static cl_int mark_twins(struct vast_paged *r, const struct vast_partition *part
         }
         for (size_t q = 0; exact && q < npages; q++)
             owner[q] = SIZE_MAX;
-        for (size_t i = 0; exact && i < nparts; i++)
+        for (size_t i = 0, o = 0; exact && i < nparts; i++) {
+            o = same_block(parts, i, r->sequential) ? o : i; /* a block's ranges run on one member */
             for (size_t u = v; u < r->nva; u++) {
                 const struct vast_varg *a = &r->va[u];
                 if (!a->writable || vast_mem_root(a->m) != root)
@@ -259,11 +299,12 @@ static cl_int mark_twins(struct vast_paged *r, const struct vast_partition *part
                     if (in_set(&parts[i], a->va_page + q)) {
                         size_t rp = a->first + q;
                         if (owner[rp] == SIZE_MAX)
-                            owner[rp] = i;
-                        else if (owner[rp] != i)
+                            owner[rp] = o;
+                        else if (owner[rp] != o)
                             want[rp] = 1;
                     }
             }
+        }
         cl_int err = CL_SUCCESS;
         for (cl_uint k = 0; k < dev->num_members && err == CL_SUCCESS; k++) {
             struct vast_pc_buffer *pc = vast_mem_pc(root, dev->members[k]);
@@ -369,9 +410,9 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     /* Twins where two members may write one page, before the members are made coherent (a
      * copy that now wants a twin it lacks is dropped there). A plan run by the first member
      * alone (below) needs none, but twins are always correct: the marks stay as they are. */
-    if (err == CL_SUCCESS && !(r.sequential || r.slices != 0))
+    if (err == CL_SUCCESS && r.slices == 0)
         err = mark_twins(&r, parts, nparts, exact);
-    bool alone = r.sequential || r.slices != 0;
+    bool alone = r.slices != 0;
     for (cl_uint k = 0; err == CL_SUCCESS && fits && !alone && k < dev->num_members; k++)
         err = set_coherent(&r, dev->members[k], &parts[k]);
     if (err == CL_SUCCESS && !(fits && !alone))
@@ -381,8 +422,12 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     } else if (err == CL_SUCCESS) {
         struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,
                               .total_groups = r.total_groups, .page_size = pool->page_size,
-                              .nframes = pool->nframes, .parts = parts, .nparts = nparts, .fixed = fits};
-        err = dispatch(&m, &r);
+                              .nframes = pool->nframes, .parts = parts, .nparts = nparts, .fixed = fits,
+                              .sequential = r.sequential};
+        err = find_blocks(&m);
+        if (err == CL_SUCCESS)
+            err = dispatch(&m, &r);
+        free(m.block);
     }
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns;
