@@ -5,11 +5,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_PLATFORMS 64
 #define MAX_DEVICES 64
@@ -406,12 +408,44 @@ float sample_rng_float(struct sample_rng *rng, float lo, float hi)
     return lo + (hi - lo) * u;
 }
 
+struct fill_part {
+    float *out;
+    size_t first, end;
+    uint64_t seed, stream;
+    float lo, hi;
+};
+
+static void *fill_part(void *arg)
+{
+    struct fill_part *f = arg;
+    struct sample_rng rng;
+    sample_rng_init(&rng, f->seed, f->stream);
+    rng.state += (uint64_t)f->first * UINT64_C(0x9e3779b97f4a7c15); /* as sample_float_at */
+    for (size_t i = f->first; i < f->end; i++)
+        f->out[i] = sample_rng_float(&rng, f->lo, f->hi);
+    return NULL;
+}
+
+/* The generator jumps to any index, so large arrays are filled by one thread per core (the
+ * same values: an array of hundreds of GiB takes minutes on one). */
 void sample_fill_float(float *out, size_t n, uint64_t seed, uint64_t stream, float lo, float hi)
 {
-    struct sample_rng rng;
-    sample_rng_init(&rng, seed, stream);
-    for (size_t i = 0; i < n; i++)
-        out[i] = sample_rng_float(&rng, lo, hi);
+    enum { MAX_THREADS = 64 };
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = n < ((size_t)1 << 24) || cores < 2 ? 1 : cores < MAX_THREADS ? (size_t)cores : MAX_THREADS;
+    struct fill_part parts[MAX_THREADS];
+    pthread_t threads[MAX_THREADS];
+    size_t started = 0;
+    for (size_t t = 0; t < nt; t++) {
+        parts[t] = (struct fill_part){out, n * t / nt, n * (t + 1) / nt, seed, stream, lo, hi};
+        if (t == 0 || pthread_create(&threads[t], NULL, fill_part, &parts[t]) != 0)
+            fill_part(&parts[t]); /* the first part, or one no thread took: here */
+        else
+            started |= (size_t)1 << t;
+    }
+    for (size_t t = 1; t < nt; t++)
+        if (started & (size_t)1 << t)
+            pthread_join(threads[t], NULL);
 }
 
 float sample_float_at(uint64_t seed, uint64_t stream, size_t index, float lo, float hi)

@@ -5,6 +5,10 @@
  * chunks sized from its memory, double-buffered over two in-order queues (chunk k+1's
  * transfers overlap chunk k's kernels). Same kernel, same hash.
  *
+ * --host-ptr 1 makes the buffers over the application's own arrays (CL_MEM_USE_HOST_PTR): no
+ * copy in either direction, and the host holds the data once (through VAST too: the arrays are
+ * the buffers' backing stores), so the data can approach the host's memory.
+ *
  * --window N keeps x and y whole on the device but launches each iteration as kernels over
  * sub-buffer windows of N floats (how applications process a large buffer piece by piece):
  * through VAST, only a window's pages need to be on the device at a time.
@@ -55,25 +59,47 @@ static void enqueue_windows(cl_command_queue q, const struct setup *s, cl_mem dx
     }
 }
 
-static double run_whole(const struct setup *s, unsigned iterations, size_t n, size_t window, const float *x, float *y)
+/* host_ptr: the buffers are the application's arrays (CL_MEM_USE_HOST_PTR), y's result made
+ * visible there by a map; else copies, written and read back. */
+static double run_whole(const struct setup *s, unsigned iterations, size_t n, size_t window, bool host_ptr, float *x,
+                        float *y)
 {
     size_t bytes = n * sizeof(float);
     cl_command_queue q = sample_queue(s->context, s->device);
-    cl_mem dx = sample_buffer(s->context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(x)");
-    cl_mem dy = sample_buffer(s->context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(y)");
+    cl_mem dx, dy;
     double t0 = sample_now();
-    CL_CHECK(clEnqueueWriteBuffer(q, dx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
-    CL_CHECK(clEnqueueWriteBuffer(q, dy, CL_FALSE, 0, bytes, y, 0, NULL, NULL));
+    if (host_ptr) {
+        cl_int err;
+        dx = clCreateBuffer(s->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes, x, &err);
+        CL_CHECK_ERR(err, "clCreateBuffer(x, CL_MEM_USE_HOST_PTR)");
+        dy = clCreateBuffer(s->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, y, &err);
+        CL_CHECK_ERR(err, "clCreateBuffer(y, CL_MEM_USE_HOST_PTR)");
+    } else {
+        dx = sample_buffer(s->context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(x)");
+        dy = sample_buffer(s->context, CL_MEM_READ_WRITE, bytes, "clCreateBuffer(y)");
+        t0 = sample_now();
+        CL_CHECK(clEnqueueWriteBuffer(q, dx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
+        CL_CHECK(clEnqueueWriteBuffer(q, dy, CL_FALSE, 0, bytes, y, 0, NULL, NULL));
+    }
     for (unsigned it = 0; it < iterations; it++) {
         if (window != 0 && window < n)
             enqueue_windows(q, s, dx, dy, n, window);
         else
             enqueue_saxpy(q, s, dx, dy, n);
     }
-    /* y is in and out: poison the host copy so that a read that does not happen cannot pass. */
     CL_CHECK(clFinish(q));
-    memset(y, 0xff, bytes);
-    CL_CHECK(clEnqueueReadBuffer(q, dy, CL_TRUE, 0, bytes, y, 0, NULL, NULL));
+    if (host_ptr) { /* the check reads y: unchanged values would fail it */
+        cl_int err;
+        void *p = clEnqueueMapBuffer(q, dy, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &err);
+        CL_CHECK_ERR(err, "clEnqueueMapBuffer(y)");
+        if (p != (void *)y) /* the specification: a map of a USE_HOST_PTR buffer is host_ptr */
+            memcpy(y, p, bytes);
+        CL_CHECK(clEnqueueUnmapMemObject(q, dy, p, 0, NULL, NULL));
+        CL_CHECK(clFinish(q));
+    } else { /* y is in and out: poison the host copy so that a read that does not happen cannot pass */
+        memset(y, 0xff, bytes);
+        CL_CHECK(clEnqueueReadBuffer(q, dy, CL_TRUE, 0, bytes, y, 0, NULL, NULL));
+    }
     double seconds = sample_now() - t0;
     clReleaseMemObject(dy);
     clReleaseMemObject(dx);
@@ -135,19 +161,22 @@ static double run_partitioned(const struct setup *s, const struct sample_args *a
 
 int main(int argc, char **argv)
 {
-    size_t n = 1 << 20, window = 0;
+    size_t n = 1 << 20, window = 0, host_ptr = 0;
     struct sample_args args = {0};
     const struct sample_size_flag flags[] = {
         {"--size", "-n", &n, "number of floats per vector"},
         {"--window", NULL, &window, "floats per kernel launch over sub-buffer windows (0: whole)"},
+        {"--host-ptr", NULL, &host_ptr, "1: buffers over the application's arrays (CL_MEM_USE_HOST_PTR; host memory = data)"},
     };
-    sample_parse_args(argc, argv, "streaming y = a * x + y", &args, flags, 2, true);
+    sample_parse_args(argc, argv, "streaming y = a * x + y", &args, flags, 3, true);
     window = window / 1024 * 1024;
     size_t bytes = n * sizeof(float);
     printf("saxpy: n=%zu (%.3f GiB total), %u iterations%s", n, 2.0 * (double)bytes / (1u << 30), args.iterations,
            args.partitioned ? ", partitioned" : "");
     if (window != 0 && !args.partitioned)
         printf(", windows of %zu floats", window);
+    if (host_ptr != 0 && !args.partitioned)
+        printf(", CL_MEM_USE_HOST_PTR");
     printf("\n");
     sample_report_data(2.0 * (double)bytes);
 
@@ -169,7 +198,7 @@ int main(int argc, char **argv)
     s.kernel = sample_kernel(program, "saxpy");
 
     double seconds = args.partitioned ? run_partitioned(&s, &args, n, x, y)
-                                      : run_whole(&s, args.iterations, n, window, x, y);
+                                      : run_whole(&s, args.iterations, n, window, host_ptr != 0, x, y);
     printf("bandwidth: %.3f GB/s\n", 12.0 * (double)n * args.iterations / seconds * 1e-9);
 
     struct sample_checker check;
