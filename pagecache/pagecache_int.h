@@ -47,6 +47,7 @@ enum { PC_TWIN_WANT = 1, PC_TWIN_HAS = 2 };
 
 struct pc_io;
 struct pc_lane;
+struct pc_landing;
 /* peers.c: transfers of a grouped root's pages (loads from the twin, write-backs merged
  * against it); called by residency.c's transfer() without the pool lock. */
 int pc_group_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
@@ -62,6 +63,9 @@ int pc_plain_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint3
  * (updated with them) stay current. */
 void pc_group_host_written(struct vast_pc_buffer *root, size_t lo, size_t hi,
                            const struct pc_io *pinned, size_t npinned);
+/* An owned write-back has reached the host store: its bytes are published to the group
+ * (called without the pool lock, by whoever waits for its transfer). */
+void pc_group_owned_landed(struct vast_pool *pool, const struct pc_landing *l);
 /* release of a grouped root: leaves the group (the last member frees it). */
 void pc_group_leave(struct vast_pc_buffer *root);
 
@@ -88,10 +92,17 @@ enum pc_dir {
     PC_WRITE_BACK,           /* device -> host, ordered (ops->read): wait() covers it */
     PC_WRITE_BACK_UNORDERED, /* device -> host through ops->read_unordered: tickets */
 };
+/* An owned write-back of a grouped root in flight on an unordered lane: published to the
+ * group (peers.c) once its ticket reports the bytes on the host. */
+struct pc_landing {
+    struct vast_pc_buffer *root; /* NULL: the ticket is a plain write-back */
+    size_t start, len;
+};
 struct pc_lane {
     enum pc_dir dir;
     size_t bytes;            /* issued so far */
     void **tickets;          /* PC_WRITE_BACK_UNORDERED: one per transfer not yet complete */
+    struct pc_landing *landing; /* per ticket */
     size_t ntickets, waited, cap; /* tickets [0, waited) have been waited for */
 };
 

@@ -248,20 +248,42 @@ static int owned_load(struct vast_pool *pool, struct vast_pc_buffer *root, uint3
     return pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
 }
 
-/* A write-back of owned pages: the whole bytes straight into the host store (pinned), waited
- * for, then published. Nobody else wrote these pages since the copy was loaded (the owner's
- * rule, README.md "Several devices"), so the host's bytes there are the copy's but for its own
- * changes; a copy found stale (the rule broken) is counted (owned_stale_bytes). */
+/* A write-back of owned pages: the whole bytes straight into the host store (pinned), and
+ * once they are there, published (pc_group_owned_landed). On an unordered lane (a duplex
+ * pool's evictions and flushes) that is when its ticket is waited for, so owned pages travel
+ * beside the loads as a single device's do; else it is waited for here. */
 static int owned_write_back(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame, size_t dev_off,
-                            size_t start, size_t len)
+                            size_t start, size_t len, struct pc_lane *lane)
 {
-    struct vast_pc_group *g = root->group;
+    struct pc_landing landing = {root, start, len};
+    if (lane->dir == PC_WRITE_BACK_UNORDERED) {
+        size_t before = lane->ntickets;
+        int rc = pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
+        if (rc == VAST_PC_OK && lane->ntickets > before)
+            lane->landing[lane->ntickets - 1] = landing;
+        else if (rc == VAST_PC_OK) /* complete already (staged) */
+            pc_group_owned_landed(pool, &landing);
+        return rc;
+    }
     struct pc_lane wb = {.dir = PC_WRITE_BACK};
     int rc = pc_plain_transfer(pool, root, frame, dev_off, start, len, &wb);
     if (rc == VAST_PC_OK)
         rc = pool->ops->wait(pool->dev) ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
     if (rc != VAST_PC_OK)
         return rc;
+    lane->bytes += len;
+    pc_group_owned_landed(pool, &landing);
+    return VAST_PC_OK;
+}
+
+/* Nobody else wrote these pages since the copy was loaded (the owner's rule, README.md
+ * "Several devices"), so the host's bytes there are the copy's but for its own changes; a
+ * copy found stale (the rule broken) is counted (owned_stale_bytes). */
+void pc_group_owned_landed(struct vast_pool *pool, const struct pc_landing *l)
+{
+    struct vast_pc_buffer *root = l->root;
+    struct vast_pc_group *g = root->group;
+    size_t start = l->start, len = l->len;
     atomic_fetch_add(&pool->stats.owned_d2h_bytes, len);
     size_t page = (size_t)1 << pool->page_shift;
     pthread_mutex_lock(&g->lock);
@@ -275,7 +297,6 @@ static int owned_write_back(struct vast_pool *pool, struct vast_pc_buffer *root,
         at = stop;
     }
     pthread_mutex_unlock(&g->lock);
-    return VAST_PC_OK;
 }
 
 static int group_write_back(struct vast_pool *pool, struct vast_pc_buffer *root, vast_dev_chunk chunk,
@@ -339,9 +360,9 @@ int pc_group_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint3
             for (size_t q = p; q << s < stop; q++)
                 atomic_fetch_and_explicit(&root->twin[q], (uint8_t)~PC_TWIN_HAS, memory_order_relaxed);
         } else {
-            rc = owned_write_back(pool, root, frame, off, at, stop - at);
+            rc = owned_write_back(pool, root, frame, off, at, stop - at, lane); /* counts its bytes */
         }
-        if (rc == VAST_PC_OK && (twin || !load))
+        if (rc == VAST_PC_OK && twin)
             lane->bytes += stop - at;
         at = stop;
     }

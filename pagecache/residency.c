@@ -32,6 +32,10 @@ static int reserve_ticket(struct pc_lane *lane)
     if (!t)
         return VAST_PC_ERR_HOST_MEMORY;
     lane->tickets = t;
+    struct pc_landing *l = realloc(lane->landing, cap * sizeof *l);
+    if (!l)
+        return VAST_PC_ERR_HOST_MEMORY;
+    lane->landing = l;
     lane->cap = cap;
     return VAST_PC_OK;
 }
@@ -44,8 +48,10 @@ static int write_back_unordered(struct vast_pool *pool, struct pc_lane *lane,
         return VAST_PC_ERR_HOST_MEMORY;
     void *ticket = NULL;
     int rc = pool->ops->read_unordered(pool->dev, chunk, dev_off, host, len, pin, &ticket);
-    if (rc == VAST_PC_OK && ticket) /* NULL: already complete (staged) */
+    if (rc == VAST_PC_OK && ticket) { /* NULL: already complete (staged) */
+        lane->landing[lane->ntickets] = (struct pc_landing){NULL, 0, 0};
         lane->tickets[lane->ntickets++] = ticket;
+    }
     atomic_fetch_add(&pool->stats.unordered_d2h_transfers, 1);
     return rc;
 }
@@ -89,6 +95,8 @@ int pc_wait_tickets(struct vast_pool *pool, struct pc_lane *lane, size_t upto)
     for (; lane->waited < upto && lane->waited < lane->ntickets; lane->waited++) {
         int r = pool->ops->wait_ticket(pool->dev, lane->tickets[lane->waited]);
         lane->tickets[lane->waited] = NULL;
+        if (r == 0 && lane->landing[lane->waited].root != NULL) /* on the host now */
+            pc_group_owned_landed(pool, &lane->landing[lane->waited]);
         if (rc == VAST_PC_OK && r)
             rc = VAST_PC_ERR_TRANSFER;
     }
@@ -99,7 +107,9 @@ int pc_finish_lane(struct vast_pool *pool, struct pc_lane *lane)
 {
     int rc = pc_wait_tickets(pool, lane, lane->ntickets);
     free(lane->tickets);
+    free(lane->landing);
     lane->tickets = NULL;
+    lane->landing = NULL;
     lane->ntickets = lane->waited = lane->cap = 0;
     return rc;
 }

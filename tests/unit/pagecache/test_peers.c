@@ -5,7 +5,8 @@
  * dropped by pagecache_refresh_range and a current one is kept; pagecache_check holds.
  * Owned pages (a merged device's buffers): pages one side writes go without twins and back
  * whole, a page marked for both goes through twins and merges, an unmarked page both write is
- * counted (owned_stale_bytes), a resident copy that comes to want a twin is dropped. */
+ * counted (owned_stale_bytes), a resident copy that comes to want a twin is dropped; on duplex
+ * devices their write-backs travel on the unordered lane. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,7 +35,9 @@ struct fx {
     unsigned char want[SIZE];
 };
 
-static struct fx *open_fx(size_t page0, size_t page1, size_t frames)
+/* frames[k] frames on side k; order >= 0: both devices run duplex (fake_lanes.c: deferred
+ * transfers on two lanes in that order, write-backs through read_unordered, windows of a page). */
+static struct fx *open_fx_on(size_t page0, size_t page1, const size_t frames[2], int order)
 {
     struct fx *fx = calloc(1, sizeof *fx);
     assert_int_equal(pagecache_create_backing(SIZE, 0, &fx->store), 0);
@@ -44,13 +47,27 @@ static struct fx *open_fx(size_t page0, size_t page1, size_t frames)
     size_t pages[2] = {page0, page1};
     struct vast_pc_buffer *roots[2];
     for (int k = 0; k < 2; k++) {
-        fx->s[k].pool = fake_pool_open(&fx->s[k].dev, pages[k], frames, frames);
+        if (order < 0) {
+            fx->s[k].pool = fake_pool_open(&fx->s[k].dev, pages[k], frames[k], frames[k]);
+        } else {
+            fake_device_init(&fx->s[k].dev);
+            assert_int_equal(fake_device_enable_lanes(&fx->s[k].dev, (enum fake_order)order, 7u + (unsigned)k), 0);
+            assert_int_equal(pagecache_create_pool(fake_duplex_ops(), &fx->s[k].dev, frames[k] * pages[k], pages[k],
+                                                   frames[k] * pages[k], &fx->s[k].pool),
+                             0);
+            pagecache_configure_duplex(fx->s[k].pool, pages[k]);
+        }
         assert_non_null(fx->s[k].pool);
         assert_int_equal(pagecache_create_buffer(fx->s[k].pool, fx->store, &fx->s[k].buf), 0);
         roots[k] = fx->s[k].buf;
     }
     assert_int_equal(pagecache_share_backing(roots, 2), 0);
     return fx;
+}
+
+static struct fx *open_fx(size_t page0, size_t page1, size_t frames)
+{
+    return open_fx_on(page0, page1, (const size_t[2]){frames, frames}, -1);
 }
 
 static void close_fx(struct fx *fx)
@@ -289,6 +306,40 @@ static void test_owned_unmarked_shared_page_counted(void **state)
     close_fx(fx);
 }
 
+/* Owned pages on duplex devices: their write-backs (an eviction, a flush) go on the unordered
+ * lane beside the loads and are published when their tickets are waited for, whichever lane
+ * the device runs first. Side 0 has one frame: writing page 1 evicts its dirty page 0. */
+static void test_owned_duplex_lanes(void **state)
+{
+    (void)state;
+    for (int order = FAKE_H2D_FIRST; order <= FAKE_RANDOM; order++) {
+        struct fx *fx = open_fx_on(PG, PG, (const size_t[2]){1, 4}, order);
+        assert_int_equal(pagecache_own_pages(fx->s[0].buf), 0);
+        device_write(fx, 0, 0, PG, 0);
+        device_write(fx, 0, PG, 2 * PG, 1); /* page 0 goes back whole, on the unordered lane */
+        assert_int_equal(pool_stats(fx, 0).owned_d2h_bytes, PG);
+        device_write(fx, 1, 2 * PG, SIZE, 0);
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(pagecache_flush_range(fx->s[k].buf, 0, SIZE), 0);
+        assert_host(fx);
+        for (int k = 0; k < 2; k++) {
+            struct vast_pool_stats st = pool_stats(fx, k);
+            assert_int_equal(fake_lanes_pending(&fx->s[k].dev), 0);
+            assert_int_equal(st.owned_d2h_bytes, k == 0 ? 2 * PG : PG + 100);
+            assert_int_equal(st.unordered_d2h_transfers, k == 0 ? 2 : 1);
+            assert_int_equal(st.twin_h2d_bytes, 0);
+            assert_int_equal(st.owned_stale_bytes, 0);
+        }
+        unsigned char got[SIZE]; /* each side sees the other's pages after a refresh */
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(pagecache_refresh_range(fx->s[k].buf, 0, SIZE), 0);
+            assert_int_equal(pagecache_read(fx->s[k].buf, 0, SIZE, got), 0);
+            assert_memory_equal(got, fx->want, SIZE);
+        }
+        close_fx(fx);
+    }
+}
+
 /* A resident copy without a twin whose page now wants one is dropped by refresh (clean), or
  * written back whole first (dirty), so that its next load fills the twin. */
 static void test_owned_want_drops_untwinned(void **state)
@@ -320,4 +371,4 @@ static void test_owned_want_drops_untwinned(void **state)
 VAST_CMOCKA_MAIN(NULL, NULL, test_disjoint_same_pages, test_disjoint_other_page_sizes, test_eviction_merges,
                  test_refresh_drops_stale, test_refresh_dirty_and_host_writes, test_owned_disjoint_pages,
                  test_owned_shared_page_merges, test_owned_unmarked_shared_page_counted,
-                 test_owned_want_drops_untwinned)
+                 test_owned_want_drops_untwinned, test_owned_duplex_lanes)
