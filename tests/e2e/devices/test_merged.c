@@ -7,8 +7,9 @@
  * devices, binaries, work-group info without a device). Then one sequence runs on PoCL's first
  * device and on the merged device with the same seeded input (odd sizes, above a 1M budget),
  * every read poisoned first, and the bytes must be equal: a launch doubling every int, a
- * blocking read; a write of a region and a map for writing of another between launches; a
- * scatter launch whose work-groups write blocks of 512 bytes all over the buffer (a page is
+ * blocking read; a write of a region and a map for writing of another between launches; the
+ * launch again, then one over the buffer's last two thirds (on a merged device in ranges, each
+ * member's range then holds pages another member wrote in the launch before); a scatter launch whose work-groups write blocks of 512 bytes all over the buffer (a page is
  * written by work-groups far apart in the NDRange, so by several members), waited for by its
  * event; a map for reading after clFinish.
  *
@@ -31,9 +32,11 @@
 #define N 393241u     /* ints: 1.5 MiB, odd, no page multiple, above the 1M budget */
 #define STEP 7919u    /* scatter: blocks of 128 ints, block b written by work-items of block b * STEP */
 #define REGION 40009u /* ints written and mapped between launches */
+#define SHIFT 131071u  /* dbl_from doubles [SHIFT, N): a partitioned launch of another layout */
 
 static const char *src =
     "__kernel void dbl(__global int *a) { a[get_global_id(0)] *= 2; }\n"
+    "__kernel void dbl_from(__global int *a, uint first) { a[first + get_global_id(0)] *= 2; }\n"
     "__kernel void scatter(__global int *a, uint n, uint step) {\n"
     "    size_t i = get_global_id(0), nb = (n + 127) / 128;\n"
     "    size_t j = ((i / 128) * (ulong)step) % nb * 128 + i % 128;\n"
@@ -99,8 +102,9 @@ static int sequence(cl_platform_id platform, int32_t out[3][N])
     cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
     CHECK(p != NULL, "program: %d", err);
     OK(clBuildProgram(p, 1, &dev, "", NULL, NULL));
-    cl_kernel dbl = clCreateKernel(p, "dbl", &err), scatter = clCreateKernel(p, "scatter", &err);
-    CHECK(dbl != NULL && scatter != NULL, "kernels: %d", err);
+    cl_kernel dbl = clCreateKernel(p, "dbl", &err), scatter = clCreateKernel(p, "scatter", &err),
+              from = clCreateKernel(p, "dbl_from", &err);
+    CHECK(dbl != NULL && scatter != NULL && from != NULL, "kernels: %d", err);
     cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof input, input, &err);
     CHECK(m != NULL, "buffer: %d", err);
     size_t n = N, local = 64, scatter_global = (N + 127) / 128 * 128;
@@ -119,6 +123,12 @@ static int sequence(cl_platform_id platform, int32_t out[3][N])
         w[i] = (int32_t)(i * 2654435761u);
     OK(clEnqueueUnmapMemObject(q, m, w, 0, NULL, NULL));
     OK(clEnqueueNDRangeKernel(q, dbl, 1, NULL, &n, NULL, 0, NULL, NULL));
+    /* the same pages in another layout: a member's range now covers what another wrote last */
+    cl_uint first = SHIFT;
+    size_t shifted = N - SHIFT;
+    OK(clSetKernelArg(from, 0, sizeof m, &m));
+    OK(clSetKernelArg(from, 1, sizeof first, &first));
+    OK(clEnqueueNDRangeKernel(q, from, 1, NULL, &shifted, NULL, 0, NULL, NULL));
     cl_event done;
     OK(clSetKernelArg(scatter, 0, sizeof m, &m));
     OK(clSetKernelArg(scatter, 1, sizeof un, &un));
@@ -142,6 +152,7 @@ static int sequence(cl_platform_id platform, int32_t out[3][N])
     clReleaseMemObject(m);
     clReleaseKernel(dbl);
     clReleaseKernel(scatter);
+    clReleaseKernel(from);
     clReleaseProgram(p);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
