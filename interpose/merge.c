@@ -1,17 +1,14 @@
 /*
  * merge.c: launches of a merged device (VAST_MERGE_DEVICES=1): the plan, made as on one device
- * by the first member, dispatched over the member devices, each in its own page cache and on
- * its own device lane: a launch that fits, one partition per member; a partitioned launch with
- * exact page sets, a contiguous range of the plan per member (the same from launch to launch,
- * so each member finds resident what it wrote last time); else each member claims the next
- * partition nobody took as it starts one.
+ * by the first member, dispatched over the member devices, each claiming the next partition
+ * nobody took as it starts one, in its own page cache and on its own device lane.
  *
  * Principal entry point: vast_merge_run (launch.c's execute, on the merged device's lane).
  * Invariants: a partition runs on exactly one member, and the iteration ranges of one block of
  * work-groups of a resumable loop (stride.c) on one member, in order (the state one range saves
  * for the next lives on that member's device); before any share starts, every member's
- * views are coherent over the pages it may touch (a launch that fits or in ranges: its own
- * partitions'; else the launch's whole buffers) and every page two members may write wants a twin on
+ * views are coherent over the pages it may touch (a launch that fits: its own partition's;
+ * else the launch's whole buffers) and every page two blocks may write wants a twin on
  * every member (mark_twins; the others are owned by the member that writes them); the merged
  * device's lane returns only when every share has ended, so the launch's event covers every
  * partition.
@@ -41,7 +38,6 @@ struct merge_run {
     size_t nparts;
     bool fixed;          /* partition k is member k's (a launch that fits: one each) */
     bool sequential;     /* resumable iteration ranges: a block's ranges run in order, on one member */
-    bool ranges;         /* member k runs blocks [nblocks * k / members, nblocks * (k + 1) / members) */
     size_t *block;       /* block b's first partition, b < nblocks; block[nblocks] = nparts */
     size_t nblocks;
     cl_uint members;
@@ -60,9 +56,7 @@ struct merge_share {
     cl_int err;
     struct vast_launch_counters c;
     unsigned long claimed;
-    size_t cur, end;   /* the partitions of its block not run yet */
-    size_t bnext, bend; /* ranges: its blocks not claimed yet */
-    bool opened;       /* it runs its share (else its range runs on the first member afterwards) */
+    size_t cur, end; /* the partitions of its block not run yet */
 };
 
 /* The next partition for a member: its own one (fixed), else the next of its block, else the
@@ -82,18 +76,12 @@ static struct vast_partition *claim(void *ctx, bool ahead)
     }
     if (sh->cur == sh->end) {
         size_t b = atomic_load(&m->next);
-        if (m->ranges) {
-            if (sh->bnext >= sh->bend)
+        do {
+            if (b >= m->nblocks || (ahead && m->nblocks - b < m->members))
                 return NULL;
-            b = sh->bnext++;
-        } else {
-            do {
-                if (b >= m->nblocks || (ahead && m->nblocks - b < m->members))
-                    return NULL;
-            } while (!atomic_compare_exchange_weak(&m->next, &b, b + 1));
-        }
-        sh->cur = m->block[b];
-        sh->end = m->block[b + 1];
+        } while (!atomic_compare_exchange_weak(&m->next, &b, b + 1));
+        sh->cur = m->block != NULL ? m->block[b] : b;
+        sh->end = m->block != NULL ? m->block[b + 1] : b + 1;
     }
     sh->claimed++;
     return &m->parts[sh->cur++];
@@ -106,17 +94,19 @@ static bool same_block(const struct vast_partition *parts, size_t i, bool sequen
     return sequential && i > 0 && parts[i].first == parts[i - 1].first && parts[i].end == parts[i - 1].end;
 }
 
-/* The blocks of the plan (m->block): a sequential plan's ranges of one block of work-groups,
- * else one partition each. */
+/* The blocks of a sequential plan (m->block); other plans' blocks are their partitions. */
 static cl_int find_blocks(struct merge_run *m)
 {
+    m->nblocks = m->nparts;
+    if (!m->sequential)
+        return CL_SUCCESS;
     m->nblocks = 0;
     for (size_t i = 0; i < m->nparts; i++)
-        m->nblocks += !same_block(m->parts, i, m->sequential);
+        m->nblocks += !same_block(m->parts, i, true);
     if ((m->block = malloc((m->nblocks + 1) * sizeof *m->block)) == NULL)
         return CL_OUT_OF_HOST_MEMORY;
     for (size_t i = 0, b = 0; i < m->nparts; i++)
-        if (!same_block(m->parts, i, m->sequential))
+        if (!same_block(m->parts, i, true))
             m->block[b++] = i;
     m->block[m->nblocks] = m->nparts;
     return CL_SUCCESS;
@@ -160,7 +150,6 @@ static void share_run(struct merge_share *sh, cl_command_queue rq)
     if (err == CL_SUCCESS && !same)
         vast_info("kernel '%s': %s lays the launch out otherwise; it takes no partition", cmd.kernel->name,
                   sh->dev->name);
-    sh->opened = same;
     share_ready(m);
     if (same)
         err = vast_paged_run(&r, NULL, 0);
@@ -273,29 +262,14 @@ static cl_int split_resident(struct vast_paged *r, cl_uint n, bool exact, struct
     return CL_SUCCESS;
 }
 
-/* Who writes the partitions of block b, for mark_twins: with ranges the member whose range holds
- * block b (member k's blocks end at nblocks * (k + 1) / members); else the block (its first
- * partition), whichever member claims it. */
-static size_t owner_of(const struct merge_run *m, size_t b)
-{
-    if (!m->ranges)
-        return m->block[b];
-    size_t k = 0;
-    while (k + 1 < m->members && b >= m->nblocks * (k + 1) / m->members)
-        k++;
-    return k;
-}
-
 /* The pages each written root buffer of the launch wants twins for, on every member
  * (pagecache_want_twins): with exact sets, those that the sets of two partitions or more hold
- * through a writable argument and belong to different owners (owner_of: a partition boundary
- * inside a page, two members may write it); else all of them. Pages one owner writes are owned
- * by the member that runs its partitions: loaded from the host store and written back whole
- * (pagecache/README.md "Owned pages"). */
-static cl_int mark_twins(struct vast_paged *r, const struct merge_run *m, bool exact)
+ * through a writable argument (a partition boundary inside a page: two members may write it;
+ * the ranges of one block count as one partition); else all of them. Pages one partition
+ * writes are owned by whichever member claims it: loaded
+ * from the host store and written back whole (pagecache/README.md "Owned pages"). */
+static cl_int mark_twins(struct vast_paged *r, const struct vast_partition *parts, size_t nparts, bool exact)
 {
-    const struct vast_partition *parts = m->parts;
-    size_t nparts = m->nparts;
     cl_device_id dev = r->cmd->queue->device;
     size_t ps = r->pool->page_size;
     for (size_t v = 0; v < r->nva; v++) {
@@ -315,9 +289,8 @@ static cl_int mark_twins(struct vast_paged *r, const struct merge_run *m, bool e
         }
         for (size_t q = 0; exact && q < npages; q++)
             owner[q] = SIZE_MAX;
-        for (size_t i = 0, o = 0, b = 0; exact && i < nparts; i++) {
-            b += i > 0 && !same_block(parts, i, r->sequential);
-            o = owner_of(m, b);
+        for (size_t i = 0, o = 0; exact && i < nparts; i++) {
+            o = same_block(parts, i, r->sequential) ? o : i; /* a block's ranges run on one member */
             for (size_t u = v; u < r->nva; u++) {
                 const struct vast_varg *a = &r->va[u];
                 if (!a->writable || vast_mem_root(a->m) != root)
@@ -347,16 +320,6 @@ static cl_int mark_twins(struct vast_paged *r, const struct merge_run *m, bool e
     return CL_SUCCESS;
 }
 
-/* Ranges: member k's blocks, a contiguous k-th of them (so that from launch to launch of an
- * iterative kernel each member gets back the pages it ran and keeps resident). */
-static void member_range(const struct merge_run *m, struct merge_share *sh)
-{
-    if (!m->ranges)
-        return;
-    sh->bnext = m->nblocks * sh->index / m->members;
-    sh->bend = m->nblocks * (sh->index + 1) / m->members;
-}
-
 /* Dispatch over the members: shares on the members' lanes, the first one's here. */
 static cl_int dispatch(struct merge_run *m, struct vast_paged *r0)
 {
@@ -369,7 +332,6 @@ static cl_int dispatch(struct merge_run *m, struct vast_paged *r0)
     m->members = dev->num_members;
     for (cl_uint k = 1; k < dev->num_members; k++) {
         sh[k] = (struct merge_share){.run = m, .dev = dev->members[k], .index = k};
-        member_range(m, &sh[k]);
         pthread_mutex_lock(&m->lock);
         m->running++;
         m->opening++;
@@ -387,8 +349,7 @@ static cl_int dispatch(struct merge_run *m, struct vast_paged *r0)
     while (m->opening > 0)
         pthread_cond_wait(&m->done, &m->lock);
     pthread_mutex_unlock(&m->lock);
-    sh[0] = (struct merge_share){.run = m, .dev = dev, .opened = true};
-    member_range(m, &sh[0]);
+    sh[0] = (struct merge_share){.run = m, .dev = dev};
     r0->claim = claim;
     r0->claim_ctx = &sh[0];
     cl_int err = vast_paged_run(r0, NULL, 0);
@@ -412,15 +373,6 @@ static cl_int dispatch(struct merge_run *m, struct vast_paged *r0)
     for (size_t i = 0; m->fixed && err == CL_SUCCESS && i < m->nparts; i++)
         if ((i >= dev->num_members || sh[i].claimed == 0) && (err = set_coherent(r0, dev, &m->parts[i])) == CL_SUCCESS)
             err = vast_paged_run(r0, &m->parts[i], 1);
-    /* Ranges: the blocks of a member that ran no share, in order, after the first member's
-     * coherence over each of their partitions. */
-    for (cl_uint k = 1; m->ranges && k < dev->num_members; k++) {
-        size_t lo = m->block[sh[k].bnext], hi = m->block[sh[k].bend];
-        for (size_t i = lo; !sh[k].opened && err == CL_SUCCESS && i < hi; i++)
-            err = set_coherent(r0, dev, &m->parts[i]);
-        if (!sh[k].opened && err == CL_SUCCESS && lo < hi)
-            err = vast_paged_run(r0, &m->parts[lo], hi - lo);
-    }
     pthread_cond_destroy(&m->done);
     pthread_mutex_destroy(&m->lock);
     free(sh);
@@ -455,38 +407,28 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         err = fits ? split_resident(&r, dev->num_members, exact, &parts, &nparts)
                    : vast_partition_plan(&r, &parts, &nparts);
     }
-    /* Twins where two members may write one page (mark_twins), before the members are made
-     * coherent (a copy that now wants a twin it lacks is dropped there). A plan run by the
-     * first member alone (below) needs none, but twins are always correct: the marks stay as
-     * they are. */
+    /* Twins where two members may write one page, before the members are made coherent (a
+     * copy that now wants a twin it lacks is dropped there). A plan run by the first member
+     * alone (below) needs none, but twins are always correct: the marks stay as they are. */
+    if (err == CL_SUCCESS && r.slices == 0)
+        err = mark_twins(&r, parts, nparts, exact);
     bool alone = r.slices != 0;
-    struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,
-                          .total_groups = r.total_groups, .page_size = pool->page_size, .nframes = pool->nframes,
-                          .parts = parts, .nparts = nparts, .fixed = fits, .sequential = r.sequential,
-                          .ranges = !fits && exact && !alone, .members = dev->num_members};
-    if (err == CL_SUCCESS && !alone)
-        err = find_blocks(&m);
-    if (err == CL_SUCCESS && !alone)
-        err = mark_twins(&r, &m, exact);
     for (cl_uint k = 0; err == CL_SUCCESS && fits && !alone && k < dev->num_members; k++)
         err = set_coherent(&r, dev->members[k], &parts[k]);
-    /* Ranges: each member coherent over the pages of its own blocks only (exact sets: it
-     * touches nothing else), so what a member wrote in the last launch stays dirty where it is
-     * when the same member runs it again; else every member over the whole buffers. */
-    for (cl_uint k = 0; err == CL_SUCCESS && m.ranges && k < dev->num_members; k++) {
-        struct merge_share own = {.run = &m, .index = k};
-        member_range(&m, &own);
-        for (size_t i = m.block[own.bnext]; err == CL_SUCCESS && i < m.block[own.bend]; i++)
-            err = set_coherent(&r, dev->members[k], &parts[i]);
-    }
-    if (err == CL_SUCCESS && !(fits && !alone) && !m.ranges)
+    if (err == CL_SUCCESS && !(fits && !alone))
         err = members_coherent(cmd, alone ? 1 : dev->num_members);
     if (err == CL_SUCCESS && alone) { /* the planning device's geometry and state */
         err = vast_paged_run(&r, parts, nparts);
     } else if (err == CL_SUCCESS) {
-        err = dispatch(&m, &r);
+        struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,
+                              .total_groups = r.total_groups, .page_size = pool->page_size,
+                              .nframes = pool->nframes, .parts = parts, .nparts = nparts, .fixed = fits,
+                              .sequential = r.sequential};
+        err = find_blocks(&m);
+        if (err == CL_SUCCESS)
+            err = dispatch(&m, &r);
+        free(m.block);
     }
-    free(m.block);
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns;
     *c = r.c;
