@@ -7,7 +7,8 @@
 #
 # usage: merged.sh --libvast PATH --icd-dir DIR --devices N [--timeout S] -- SAMPLE [ARGS...]
 # The caller's VAST_* (VAST_FORCE_PAGED, VAST_DEVICE_MEMORY, ...) pass through.
-# Exit: 0 the hashes agree and every member ran partitions, 1 otherwise, 2 usage error.
+# Exit: 0 the hashes agree (every run) and every member ran partitions (one run of up to
+# three), 1 otherwise, 2 usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 libvast="" icd_dir="" devices=2 timeout_s=300
@@ -24,15 +25,23 @@ done
 [ $# -ge 1 ] && [ -n "$libvast" ] && [ -n "$icd_dir" ] || { echo "merged: usage error" >&2; exit 2; }
 pocl=""
 for ((i = 0; i < devices; i++)); do pocl="$pocl pthread"; done
-out=$(POCL_DEVICES="${pocl# }" VAST_MERGE_DEVICES=1 VAST_STATS=1 \
-      "$here/run_modes.sh" --libvast "$libvast" --icd-dir "$icd_dir" --modes direct,icd --timeout "$timeout_s" -- "$@" 2>&1)
-rc=$?
-echo "$out"
-[ "$rc" = 0 ] || { echo "merged: FAIL: the merged device's run differs from PoCL's (above)"; exit 1; }
-grep -q "^    device: VAST: $devices x " <<<"$out" \
-    || { echo "merged: FAIL: the sample did not run on a merged device of $devices members"; exit 1; }
-members=$(grep -c '^    vast: stats: merged_member=' <<<"$out")
-[ "$members" = "$devices" ] || { echo "merged: FAIL: $members merged_member lines, expected $devices"; exit 1; }
-idle=$(grep '^    vast: stats: merged_member=' <<<"$out" | grep -c ' partitions=0$')
-[ "$idle" = 0 ] || { echo "merged: FAIL: $idle member device(s) ran no partition"; exit 1; }
-echo "merged: PASS: $(basename "$1") on $devices merged devices"
+# Members claim partitions as each reaches one: on a loaded machine one member can take every
+# partition of a short launch before another is scheduled (CI's vecadd.merged_budget: 25 of 25
+# on the first member, 0.04 s in all). The hashes must agree in every run; that every member
+# ran partitions is asked of one run of up to three.
+for try in 1 2 3; do
+    out=$(POCL_DEVICES="${pocl# }" VAST_MERGE_DEVICES=1 VAST_STATS=1 \
+          "$here/run_modes.sh" --libvast "$libvast" --icd-dir "$icd_dir" --modes direct,icd --timeout "$timeout_s" -- "$@" 2>&1)
+    rc=$?
+    echo "$out"
+    [ "$rc" = 0 ] || { echo "merged: FAIL: the merged device's run differs from PoCL's (above)"; exit 1; }
+    grep -q "^    device: VAST: $devices x " <<<"$out" \
+        || { echo "merged: FAIL: the sample did not run on a merged device of $devices members"; exit 1; }
+    members=$(grep -c '^    vast: stats: merged_member=' <<<"$out")
+    [ "$members" = "$devices" ] || { echo "merged: FAIL: $members merged_member lines, expected $devices"; exit 1; }
+    idle=$(grep '^    vast: stats: merged_member=' <<<"$out" | grep -c ' partitions=0$')
+    [ "$idle" = 0 ] && { echo "merged: PASS: $(basename "$1") on $devices merged devices (run $try)"; exit 0; }
+    echo "merged: run $try: $idle member device(s) ran no partition"
+done
+echo "merged: FAIL: $idle member device(s) ran no partition, in 3 runs"
+exit 1
