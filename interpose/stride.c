@@ -127,9 +127,10 @@ static cl_int plan_block(struct splan *pl, size_t g0, size_t g1, uint64_t *c, bo
                *c * 2 < no_fit) { /* a length that did not fit before is not probed again */
             err = probe(pl, g0, g1, k, *c * 2, set2, &count2, &more2);
             last_c = *c * 2;
-            if (err == CL_SUCCESS && !fits(pl, set2, count2))
+            bool fit2 = err == CL_SUCCESS && fits(pl, set2, count2);
+            if (err == CL_SUCCESS && !fit2)
                 no_fit = *c * 2;
-            if (err != CL_SUCCESS || !fits(pl, set2, count2))
+            if (!fit2)
                 break;
             uint8_t *t = set;
             set = set2, set2 = t;

@@ -256,24 +256,17 @@ static int owned_write_back(struct vast_pool *pool, struct vast_pc_buffer *root,
                             size_t start, size_t len, struct pc_lane *lane)
 {
     struct pc_landing landing = {root, start, len};
-    if (lane->dir == PC_WRITE_BACK_UNORDERED) {
-        size_t before = lane->ntickets;
-        int rc = pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
-        if (rc == VAST_PC_OK && lane->ntickets > before)
-            lane->landing[lane->ntickets - 1] = landing;
-        else if (rc == VAST_PC_OK) /* complete already (staged) */
-            pc_group_owned_landed(pool, &landing);
-        return rc;
+    size_t tickets = lane->ntickets;
+    int rc = pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
+    if (rc == VAST_PC_OK && lane->ntickets > tickets) { /* in flight: published when waited for */
+        lane->landing[lane->ntickets - 1] = landing;
+        return VAST_PC_OK;
     }
-    struct pc_lane wb = {.dir = PC_WRITE_BACK};
-    int rc = pc_plain_transfer(pool, root, frame, dev_off, start, len, &wb);
-    if (rc == VAST_PC_OK)
+    if (rc == VAST_PC_OK && lane->dir == PC_WRITE_BACK)
         rc = pool->ops->wait(pool->dev) ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
-    if (rc != VAST_PC_OK)
-        return rc;
-    lane->bytes += len;
-    pc_group_owned_landed(pool, &landing);
-    return VAST_PC_OK;
+    if (rc == VAST_PC_OK) /* on the host (an unordered one without a ticket was staged: complete) */
+        pc_group_owned_landed(pool, &landing);
+    return rc;
 }
 
 /* Nobody else wrote these pages since the copy was loaded (the owner's rule, README.md
@@ -360,7 +353,7 @@ int pc_group_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint3
             for (size_t q = p; q << s < stop; q++)
                 atomic_fetch_and_explicit(&root->twin[q], (uint8_t)~PC_TWIN_HAS, memory_order_relaxed);
         } else {
-            rc = owned_write_back(pool, root, frame, off, at, stop - at, lane); /* counts its bytes */
+            rc = owned_write_back(pool, root, frame, off, at, stop - at, lane); /* counts its bytes (issued) */
         }
         if (rc == VAST_PC_OK && twin)
             lane->bytes += stop - at;
