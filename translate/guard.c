@@ -34,7 +34,8 @@ static enum CXChildVisitResult scan_barrier(CXCursor c, CXCursor p, CXClientData
         CXCursor callee = clang_getCursorReferenced(c);
         CXString n = clang_getCursorSpelling(callee);
         const char *name = clang_getCString(n);
-        if (!strcmp(name, "barrier") || !strcmp(name, "work_group_barrier"))
+        if (!strcmp(name, "barrier") || !strcmp(name, "work_group_barrier") ||
+            !strncmp(name, "async_work_group_", 17)) /* the paged copy's helper has barriers */
             s->found = 1;
         clang_disposeString(n);
         CXCursor def = clang_getCursorDefinition(callee);

@@ -65,6 +65,10 @@ const char *tr_kernel_prologue(enum tr_variant v);
  * when the name is not a vector load/store. */
 int tr_vector_helper(const char *name, const char *elem, unsigned elem_size, char **fn,
                      char **def);
+/* Builds the helper of async_work_group_copy (strided: _strided_copy) whose __global side is
+ * the destination (to_global) or the source, for gentype elem (e.g. "float") with n
+ * components; returns 0 and the helper's name in *fn, text in *def, or -1 for another n. */
+int tr_async_helper(int to_global, int strided, const char *elem, unsigned n, char **fn, char **def);
 
 /* ---- The walk over one translation unit (walk.c, meta.c). */
 #define TR_MASK_UNKNOWN (1ull << 63) /* pointer may come from anywhere */

@@ -369,3 +369,53 @@ int tr_vector_helper(const char *name, const char *elem, unsigned elem_size, cha
     *def = strbuf_take(&d);
     return 0;
 }
+
+/* ---- work-group copies ------------------------------------------------------------ */
+
+/* async_work_group_copy and async_work_group_strided_copy with a __global side: the range
+ * may cross pages, so the work-items of the work-group copy it element by element, each
+ * element translated on its own (an element never straddles a page: natural alignment), a
+ * work-item every local-size-th element. The helper returns the call's __local pointer, and
+ * the rewritten call is the real builtin over that pointer and the scratch page with 0
+ * elements: every argument is evaluated once, and the event (0, or one to join) is the real
+ * builtin's, so wait_group_events and a later copy joining it work as before. Its barriers
+ * (the __local side complete before a copy to global memory reads it; the copy complete when
+ * the helper returns) are legal because every work-item must reach the copy with the same
+ * arguments; wait_group_events then finds it done. A 3-component gentype is copied as the
+ * 4-component one (OpenCL C 6.13.10). */
+int tr_async_helper(int to_global, int strided, const char *elem, unsigned n, char **fn, char **def)
+{
+    if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16)
+        return -1;
+    char t[32], c[32];
+    vec_type(t, sizeof t, elem, n);
+    vec_type(c, sizeof c, elem, n == 3 ? 4 : n);
+    struct strbuf f = {0}, d = {0};
+    strbuf_printf(&f, "vast_async_%s%s_%s", to_global ? "l2g" : "g2l", strided ? "_s" : "", t);
+    if (to_global)
+        strbuf_printf(&d, "const __local %s *%s(ulong vast_d, const __local %s *vast_s, size_t vast_n%s, "
+                          "__local vast_ctx *vast_cx) { barrier(CLK_LOCAL_MEM_FENCE);",
+                      t, f.data, t, strided ? ", size_t vast_k" : "");
+    else
+        strbuf_printf(&d, "__local %s *%s(__local %s *vast_d, ulong vast_s, size_t vast_n%s, "
+                          "__local vast_ctx *vast_cx) {",
+                      t, f.data, t, strided ? ", size_t vast_k" : "");
+    strbuf_puts(&d, " size_t vast_l = get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
+                    "get_local_size(1) * get_local_id(2)), vast_m = get_local_size(0) * "
+                    "get_local_size(1) * get_local_size(2); for (size_t vast_i = vast_l; vast_i < "
+                    "vast_n; vast_i += vast_m) ");
+    const char *step = strided ? "vast_i * vast_k" : "vast_i";
+    if (to_global)
+        strbuf_printf(&d, "*(__global %s *)vast_trw(vast_d + (ulong)(%s) * sizeof(%s), vast_cx) = "
+                          "((const __local %s *)vast_s)[vast_i];",
+                      c, step, c, c);
+    else
+        strbuf_printf(&d, "((__local %s *)vast_d)[vast_i] = *(const __global %s *)vast_trr(vast_s + "
+                          "(ulong)(%s) * sizeof(%s), vast_cx);",
+                      c, c, step, c);
+    strbuf_printf(&d, " barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); return vast_%c; } ",
+                  to_global ? 's' : 'd');
+    *fn = strbuf_take(&f);
+    *def = strbuf_take(&d);
+    return 0;
+}

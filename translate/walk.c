@@ -561,6 +561,63 @@ static void note_pointer_use(struct walk *w, CXCursor arg, unsigned use)
             w->fn->param_access[i] |= use;
 }
 
+/* async_work_group_copy(D, S, N, E) and async_work_group_strided_copy(D, S, N, K, E) with a
+ * __global side (argument g): the helper of prelude.c copies, and the real builtin runs over
+ * the helper's __local result and the scratch page with 0 elements, joining E:
+ *   async_work_group_copy(vast_async_g2l_T(D, (ulong)(S), N, vast_cx), scratch, 0, E)
+ *   async_work_group_copy(scratch, vast_async_l2g_T((ulong)(D), S, N, vast_cx), 0, E)
+ * Every argument is evaluated once. Anything else named async_work_group_* with a __global
+ * pointer (the 2D/3D copies of cl_khr_extended_async_copies) is refused. */
+static void rewrite_async_copy(struct walk *w, struct tr_frame *f, const char *name, int g)
+{
+    int strided = !strcmp(name, "async_work_group_strided_copy");
+    int nargs = clang_Cursor_getNumArguments(f->c);
+    CXCursor ptr = clang_Cursor_getArgument(f->c, (unsigned)g);
+    CXType pt = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(ptr))));
+    unsigned es = 0, n = pt.kind == CXType_ExtVector || pt.kind == CXType_Vector ? (unsigned)clang_getNumElements(pt) : 1;
+    const char *elem = scalar_name(pt, &es);
+    char *fn = NULL, *def = NULL;
+    if ((!strided && strcmp(name, "async_work_group_copy")) || nargs != (strided ? 5 : 4) || g > 1 || !elem ||
+        tr_async_helper(g == 0, strided, elem, n, &fn, &def) != 0) {
+        fn_diag(w, "async_work_group_copy", "%s on global memory with these arguments cannot be paged", name);
+        return;
+    }
+    note_pointer_use(w, ptr, g == 0 ? USE_WRITE : USE_READ);
+    for (int i = 0; i < nargs - 1; i++)
+        if (i != 1 - g && expr_loads(w, clang_Cursor_getArgument(f->c, (unsigned)i)))
+            w->fn->data_dependent = 1; /* the inspector reads 0 where the range comes from data */
+    unsigned s0, e0, s1, e1, sn, en;
+    if (tr_cursor_span(clang_Cursor_getArgument(f->c, 0), &s0, &e0) ||
+        tr_cursor_span(clang_Cursor_getArgument(f->c, 1), &s1, &e1) ||
+        tr_cursor_span(clang_Cursor_getArgument(f->c, (unsigned)nargs - 2), &sn, &en)) {
+        fn_diag(w, "async_work_group_copy", "the arguments of %s cannot be rewritten", name);
+    } else {
+        char t[32];
+        snprintf(t, sizeof t, n > 1 ? "%s%u" : "%s", elem, n);
+        struct strbuf open = {0}, close = {0};
+        unsigned span = en - s0;
+        define_helper_once(w, fn, def);
+        if (g == 0) {
+            strbuf_printf(&open, "(__global %s *)vast_cx->scratch, %s((ulong)(", t, fn);
+            tr_edit_add(&w->u->edits, s0, 0, span, open.data, open.data);
+            tr_edit_add(&w->u->edits, e0, 1, e0 - s0, ")", ")");
+            strbuf_printf(&close, ", vast_cx), 0%s", strided ? ", 1" : "");
+        } else {
+            strbuf_printf(&open, "%s(", fn);
+            tr_edit_add(&w->u->edits, s0, 0, span, open.data, open.data);
+            tr_edit_add(&w->u->edits, s1, 0, e1 - s1, "(ulong)(", "(ulong)(");
+            tr_edit_add(&w->u->edits, e1, 1, e1 - s1, ")", ")");
+            strbuf_printf(&close, ", vast_cx), (const __global %s *)vast_cx->scratch, 0%s", t,
+                          strided ? ", 1" : "");
+        }
+        tr_edit_add(&w->u->edits, en, 1, span, close.data, close.data);
+        strbuf_free(&open);
+        strbuf_free(&close);
+    }
+    free(fn);
+    free(def);
+}
+
 /* Builtins through which the work-items of a work-group meet or see its real shape: a kernel
  * calling one cannot run its work-groups in slices. */
 static int work_group_builtin(const char *name)
@@ -601,8 +658,7 @@ static void rewrite_builtin_call(struct walk *w, struct tr_frame *f, const char 
             return;
         }
         if (!strncmp(name, "async_work_group", 16)) {
-            fn_diag(w, "async_work_group_copy", "%s on global memory copies a range that "
-                    "may cross pages; not supported yet", name);
+            rewrite_async_copy(w, f, name, i);
             return;
         }
         int atomic = !strncmp(name, "atom", 4);

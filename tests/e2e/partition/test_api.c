@@ -21,8 +21,10 @@
  *   gather_moving 4 launches of out[i] += x[idx[i]]; idx[i] = hash(idx[i]): launches 2-4 reuse
  *                the first launch's plan (log line) although their indices differ, so faults
  *                complete the page sets (read-modify-write: restored around retries)
- *   untranslatable_fits     async_work_group_copy on global memory (VAST cannot page it)
- *                with data that fits: runs direct, same result
+ *   async_paged  async_work_group_copy of each work-group's rows into __local memory, over data 4x
+ *                the budget: partitioned (the translator rewrites the copy), equal to PoCL
+ *   untranslatable_fits     a read-modify-write of a packed struct's member (VAST cannot page
+ *                it) with data that fits: runs direct, same result
  *   untranslatable_refused  the same over data that does not fit: CL_OUT_OF_RESOURCES from
  *                clEnqueueNDRangeKernel itself, a "vast: error:" line naming the kernel and why,
  *                a log line naming the construct, buffers untouched
@@ -70,7 +72,7 @@ struct api_test {
 };
 
 static const char *const reason_wg[] = {"work-group", "work group", "workgroup", NULL};
-static const char *const reason_async[] = {"async_work_group_copy", "cannot be paged", "translat", NULL};
+static const char *const reason_unpageable[] = {"straddl", "cannot be paged", "translat", NULL};
 
 static uint64_t seed;
 static void *rnd_u32(size_t n, uint32_t mod) { return harness_rnd_u32(&seed, n, mod); }
@@ -313,20 +315,36 @@ static int check_inplace(const struct job *j, unsigned char **out)
     return 0;
 }
 
-/* ---- kernels VAST cannot page ---- */
+/* ---- a work-group copy, and a kernel VAST cannot page ---- */
 static const char *src_async =
     "__kernel void async_copy(__global const float *in, __global float *out, __local float *tmp) {\n"
     "  event_t e = async_work_group_copy(tmp, in + get_group_id(0) * get_local_size(0), get_local_size(0), 0);\n"
     "  wait_group_events(1, &e);\n"
-    "  out[get_global_id(0)] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
+    "  out[get_global_id(0)] = tmp[(get_local_id(0) * 7) % get_local_size(0)] * 2.0f + 1.0f;\n"
     "}\n";
-static void make_async(struct job *j, size_t n)
+static void make_async(struct job *j)
 {
+    size_t n = (1u << 20) + 64 * 3;
     *j = (struct job){src_async, "", "async_copy", 1, {n}, {64}, {0}, true, false, 0, 3,
                       {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), {JA_LOCAL, 64 * 4, NULL}}};
 }
-static void make_async_fits(struct job *j) { make_async(j, 256u << 10); }
-static void make_async_big(struct job *j) { make_async(j, 1u << 20); }
+/* The member's read-modify-write is never executed; the translator refuses it anyway. */
+static const char *src_unpageable =
+    "typedef struct __attribute__((packed)) { uchar c; float x; } pk;\n"
+    "__kernel void unpageable(__global const float *in, __global float *out, __local float *tmp) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  tmp[get_local_id(0)] = in[i];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  out[i] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
+    "  if (i == (size_t)-1) ((__global pk *)out)->x += 1.0f;\n"
+    "}\n";
+static void make_unpageable(struct job *j, size_t n)
+{
+    *j = (struct job){src_unpageable, "", "unpageable", 1, {n}, {64}, {0}, true, false, 0, 3,
+                      {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), {JA_LOCAL, 64 * 4, NULL}}};
+}
+static void make_unpageable_fits(struct job *j) { make_unpageable(j, 256u << 10); }
+static void make_unpageable_big(struct job *j) { make_unpageable(j, 1u << 20); }
 
 static cl_uint whole_m = 256u << 10;
 static void make_guard_refused(struct job *j)
@@ -427,9 +445,10 @@ static const struct api_test tests[] = {
     {"inplace_retry", "inplace_retry", 8, 0, PARTITIONED, F_FAULTS, 0, NULL, make_inplace, check_inplace, NULL},
     {"gather_moving", "gather_moving", 8, 0, PARTITIONED, F_FAULTS | F_PLAN_REUSED, 0, NULL, make_gather_moving, NULL,
      NULL},
-    {"untranslatable_fits", "async_copy", 0, 4u << 20, DIRECT, 0, 0, NULL, make_async_fits, NULL, NULL},
-    {"untranslatable_refused", "async_copy", 0, 1u << 20, REFUSED_AT_ENQUEUE, 0, 0, reason_async, make_async_big, NULL,
-     "async_work_group_copy"},
+    {"async_paged", "async_copy", 4, 0, PARTITIONED, 0, 0, NULL, make_async, NULL, NULL},
+    {"untranslatable_fits", "unpageable", 0, 4u << 20, DIRECT, 0, 0, NULL, make_unpageable_fits, NULL, NULL},
+    {"untranslatable_refused", "unpageable", 0, 1u << 20, REFUSED_AT_ENQUEUE, 0, 0, reason_unpageable,
+     make_unpageable_big, NULL, "straddling-access"},
     {"group_slices", "row_dot", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices, NULL, NULL},
     {"group_slices2d", "row_dot2", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_slices2d, NULL, NULL},
     {"group_barrier_overdraft", "row_dot_sync", 0, 256u << 10, PARTITIONED, 0, 0, NULL, make_group_barrier, NULL,

@@ -14,7 +14,8 @@
  *   foreign_refused the same binary over data that does not fit: clEnqueueNDRangeKernel
  *                   itself returns CL_OUT_OF_RESOURCES, a "vast: error:" line names the kernel
  *                   and the reason, the buffers stay untouched
- *   source_refused  a kernel from source that the translator rejects (async_work_group_copy),
+ *   source_refused  a kernel from source that the translator rejects (a packed member's
+ *                   read-modify-write),
  *                   data that does not fit: refused at enqueue likewise
  *   corrupt         a VAST binary with one byte flipped, one cut short, and one repacked for
  *                   another device: clCreateProgramWithBinary returns CL_INVALID_BINARY,
@@ -45,11 +46,15 @@ static const char *src_axpb =
     "}\n";
 static const char *opt_axpb = "-D SHIFT=3";
 
-static const char *src_async =
-    "__kernel void async_copy(__global const float *in, __global float *out, __local float *tmp) {\n"
-    "  event_t e = async_work_group_copy(tmp, in + get_group_id(0) * get_local_size(0), get_local_size(0), 0);\n"
-    "  wait_group_events(1, &e);\n"
-    "  out[get_global_id(0)] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
+/* The member's read-modify-write never runs; the translator refuses the kernel anyway. */
+static const char *src_unpageable =
+    "typedef struct __attribute__((packed)) { uchar c; float x; } pk;\n"
+    "__kernel void unpageable(__global const float *in, __global float *out, __local float *tmp) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  tmp[get_local_id(0)] = in[i];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  out[i] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
+    "  if (i == (size_t)-1) ((__global pk *)out)->x += 1.0f;\n"
     "}\n"
     "__kernel void bump(__global uint *a, uint v, uint n) {\n"
     "  size_t i = get_global_id(0);\n"
@@ -236,9 +241,9 @@ static int case_source_refused(struct clenv *vast)
 {
     size_t n = 1u << 20, bytes = n * 4;
     void *in = rnd_bytes(bytes), *poison = poisoned(bytes);
-    cl_program p = clenv_build(vast, src_async, "");
+    cl_program p = clenv_build(vast, src_unpageable, "");
     cl_int err;
-    cl_kernel k = clCreateKernel(p, "async_copy", &err);
+    cl_kernel k = clCreateKernel(p, "unpageable", &err);
     CL_OK(err);
     cl_mem mi = clenv_buffer(vast, bytes, in), mo = clenv_buffer(vast, bytes, poison);
     CL_OK(clSetKernelArg(k, 0, sizeof mi, &mi));
@@ -369,11 +374,11 @@ enum { SC_BUFS = 8, SC_N = 30 * 1024 - 25, SC_FN = 75 * 1024 - 40, SC_GLOBAL = 1
 /* The whole sequence on e; every buffer that survives is read into out[] (SC_BUFS / 2 + 2). */
 static cl_int run_scattered(struct clenv *e, void *const init[SC_BUFS], const void *in, unsigned char **out)
 {
-    cl_program p = clenv_build(e, src_async, "");
+    cl_program p = clenv_build(e, src_unpageable, "");
     cl_int err;
     cl_kernel bump = clCreateKernel(p, "bump", &err);
     CL_OK(err);
-    cl_kernel ac = clCreateKernel(p, "async_copy", &err);
+    cl_kernel ac = clCreateKernel(p, "unpageable", &err);
     CL_OK(err);
     cl_mem b[SC_BUFS];
     cl_uint n = SC_N;
@@ -458,17 +463,17 @@ struct bcase {
 };
 
 static const char *const reason_binary[] = {"binary", NULL};
-static const char *const reason_async[] = {"async_work_group_copy", "cannot be paged", "translat", NULL};
+static const char *const reason_unpageable[] = {"straddl", "cannot be paged", "translat", NULL};
 
 #define AX_WS ((size_t)AX_N * 8)
 static const struct bcase cases[] = {
     {"vast_binary", "axpb", AX_WS / 4, E_PARTITIONED, true, NULL},
     {"foreign_fits", "axpb", AX_WS * 2, E_DIRECT, true, NULL},
     {"foreign_refused", "axpb", AX_WS / 4, E_REFUSED, false, reason_binary},
-    {"source_refused", "async_copy", 1u << 20, E_REFUSED, false, reason_async},
+    {"source_refused", "unpageable", 1u << 20, E_REFUSED, false, reason_unpageable},
     {"corrupt", "axpb", 4u << 20, E_NONE, false, NULL},
     {"compile_link", "axpb", AX_WS * 2, E_DIRECT, true, NULL},
-    {"scattered", "async_copy", 1u << 20, E_DIRECT, true, NULL},
+    {"scattered", "unpageable", 1u << 20, E_DIRECT, true, NULL},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 

@@ -73,6 +73,8 @@ static const struct scale scales[] = {
     {"fdtd", {1, 1, 110}, 0, {[4] = 3}, NONE, NULL, NULL},
     {"matmul", {1, 1500}, 1u << 1, {0}, NONE, NULL, NULL},
     {"reduce", {3000}, 0, {0}, NONE, NULL, NULL},
+    {"awg_in", {640}, 0, {0}, NONE, NULL, NULL},
+    {"awg_out", {600}, 0, {0}, NONE, NULL, NULL},
     {"included", {2500}, 0, {0}, NONE, NULL, NULL},
     {"dbl", {2500}, 0, {0}, NONE, NULL, NULL},
     {"vec8", {3000}, 0, {0}, NONE, NULL, NULL},

@@ -135,6 +135,27 @@ static const char prog_local[] =
         for (int s = get_local_size(0) / 2; s > 0; s >>= 1) { if (l < s) tmp[l] += tmp[l + s];
             barrier(CLK_LOCAL_MEM_FENCE); }
         if (l == 0) out[get_group_id(0)] = tmp[0]; })
+    /* async_work_group_copy and _strided_copy over __global memory, both directions, ranges
+     * that cross 512-byte pages, a 3-component gentype (copied as 4), events joined */
+    S(__kernel void awg_in(__global const float4 *a, __global const uchar *b, __global const char3 *c,
+                           __global float4 *o, __local float4 *t, __local uchar *u, __local char3 *w, int n) {
+        size_t g = get_group_id(0), l = get_local_id(0);
+        event_t e = async_work_group_copy(t, a + g * n + 3, (size_t)n, 0);
+        e = async_work_group_strided_copy(u, b + g * 7, (size_t)n, 5, e);
+        event_t f = async_work_group_copy(w, c + g * n, (size_t)n, 0);
+        wait_group_events(1, &e); wait_group_events(1, &f);
+        float4 s = 0;
+        for (int k = l; k < n; k += get_local_size(0)) s += t[k] * (float)u[k] + (float)(w[k].x + w[k].y - w[k].z);
+        o[get_global_id(0)] = s + t[(l * 7) % n]; })
+    S(__kernel void awg_out(__global const uint *a, __global int2 *o, __global ushort *p,
+                            __local int2 *t, __local ushort *q, int n) {
+        size_t g = get_group_id(0), l = get_local_id(0);
+        for (int k = l; k < n; k += get_local_size(0)) {
+            uint v = a[g * n + k]; t[k] = (int2)((int)v, (int)(v >> 3)); q[k] = (ushort)(v >> 5); }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        event_t e = async_work_group_strided_copy(o + g * n * 3, t, (size_t)n, 3, 0);
+        e = async_work_group_copy(p + g * n + 1, q, (size_t)n, e);
+        wait_group_events(1, &e); })
     S(__kernel void included(__global const float *a, __global float *o) {
         int i = get_global_id(0); o[i] = scaled_load(a, i) + SCALE; })
     S(__kernel void dbl(__global const double *a, __global double *o) {
@@ -204,6 +225,10 @@ const struct kcase corpus_cases[] = {
     {"faulted", 1, 1, {1024}, {32}, {0}, 1, {U(1024, 32), {G_RAMP, 40 * 4, 0, 1}, P(4096), {G_LOCAL, 128, 0, 0}}},
     {"matmul", 2, 2, {32, 32}, {8, 8}, {0, 0}, 0, {F(1024), F(1024), P(4096), I(32)}},
     {"reduce", 2, 1, {1024}, {64}, {0}, 0, {F(1024), P(64), {G_LOCAL, 256, 0, 0}}},
+    {"awg_in", 2, 1, {256}, {16}, {0}, 0,
+     {F(2732), U(100, 0), U(640, 0), P(4096), {G_LOCAL, 640, 0, 0}, {G_LOCAL, 64, 0, 0}, {G_LOCAL, 160, 0, 0}, I(40)}},
+    {"awg_out", 2, 1, {256}, {16}, {0}, 0,
+     {U(640, 0), P(15360), P(1290), {G_LOCAL, 320, 0, 0}, {G_LOCAL, 80, 0, 0}, I(40)}},
     {"included", 2, 1, {600}, {30}, {0}, 0, {F(600), P(2400)}},
     {"dbl", 2, 1, {300}, {10}, {0}, 0, {F(600), P(2400)}},
     {"vec8", 2, 1, {128}, {16}, {0}, 0, {U(520, 0), P(2100)}},

@@ -357,6 +357,42 @@ static void test_ids_and_work_group_bound(void **state)
     translate_result_free(r);
 }
 
+/* Work-group copies with a __global side: a helper copies element by element and the real
+ * builtin runs with 0 elements joining the event; each argument appears once; a 3-component
+ * gentype is copied as the 4-component one; a count loaded from memory makes the addresses
+ * data-dependent; a loop around a copy exits as a loop with a barrier; no host page set. */
+static void test_async_copies(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void in(__global const float4 *a, __local float4 *t, __global float *o) {\n"
+           "  event_t e = async_work_group_copy(t, a + get_group_id(0) * 8, 8, 0);\n"
+           "  wait_group_events(1, &e); o[get_global_id(0)] = t[get_local_id(0) & 7].x; }\n"
+           "__kernel void out(__global char3 *a, __local char3 *t, __global const uint *n) {\n"
+           "  t[get_local_id(0)] = (char3)(1);\n"
+           "  for (uint k = 0; k < n[0]; k++) {\n"
+           "    event_t e = async_work_group_strided_copy(a + k, t, n[1], 4, 0); wait_group_events(1, &e); } }\n",
+           NULL);
+    assert_int_equal(r->num_kernels, 2);
+    assert_true(r->kernels[0].paged_ok && r->kernels[1].paged_ok);
+    assert_int_equal(r->num_diags, 0);
+    assert_non_null(strstr(r->paged_source,
+                           "async_work_group_copy(vast_async_g2l_float4(t, (ulong)(a + vast_get_group_id(0, vast_cx) "
+                           "* 8), 8, vast_cx), (const __global float4 *)vast_cx->scratch, 0, 0)"));
+    assert_non_null(strstr(r->paged_source,
+                           "async_work_group_strided_copy((__global char3 *)vast_cx->scratch, "
+                           "vast_async_l2g_s_char3((ulong)(a + k), t, "));
+    assert_non_null(strstr(r->paged_source, ", 4, vast_cx), 0, 1, 0)"));
+    assert_non_null(strstr(r->paged_source, "*(__global char4 *)vast_trw(vast_d + (ulong)(vast_i * vast_k) * sizeof(char4)"));
+    assert_non_null(strstr(r->inspector_source, "vast_async_g2l_float4("));
+    assert_non_null(strstr(r->paged_source, "vast_live(vast_cx) && ("));
+    assert_int_equal(r->kernels[0].data_dependent_addresses, 0);
+    assert_int_equal(r->kernels[1].data_dependent_addresses, 1);
+    assert_null(r->kernels[0].affine);
+    assert_true(r->kernels[0].work_group_bound);
+    translate_result_free(r);
+}
+
 /* Accesses that may straddle a page: whole structs (a load, a store, in a kernel and in a
  * helper) and a packed struct's member go through per-type helpers with a one-page fast path;
  * the inspector's mark every page of the access. */
@@ -470,7 +506,7 @@ static void test_faulted_guards(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_golden_vadd, test_ids_and_work_group_bound, test_line_markers_and_macros,
+                 test_golden_vadd, test_ids_and_work_group_bound, test_async_copies, test_line_markers_and_macros,
                  test_metadata_through_helpers, test_metadata_past_63_args,
                  test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget,
                  test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements,
