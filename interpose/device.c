@@ -205,6 +205,12 @@ cl_int vast_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size
             return vast_info_answer(&bytes, sizeof bytes, param_value_size, param_value, param_value_size_ret);
         }
         __attribute__((fallthrough)); /* sub-devices' contexts keep real buffers */
+    case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
+        if (device->is_root) { /* launches take uniform work-groups (launch.c, vast_launch_capture) */
+            cl_bool no = CL_FALSE;
+            return vast_info_answer(&no, sizeof no, param_value_size, param_value, param_value_size_ret);
+        }
+        __attribute__((fallthrough));
     case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
     case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
     case CL_DEVICE_MAX_ON_DEVICE_QUEUES:

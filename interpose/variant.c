@@ -139,6 +139,31 @@ struct step {
     char *store; /* the options `built` was made with, when its binary is to be stored */
 };
 
+/* The names the real compiler predefines for the device, for the translator's #if branches:
+ * its extensions and, on an OpenCL 3.0 device, its OpenCL C features (__opencl_c_fp64, ...). */
+static char *device_macros(cl_device_id dev)
+{
+    size_t size = 0, fsize = 0;
+    char *ext = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_EXTENSIONS, &size);
+    cl_name_version *f = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_OPENCL_C_FEATURES, &fsize);
+    size_t n = f != NULL ? fsize / sizeof *f : 0, len = ext != NULL ? strlen(ext) : 0;
+    char *all = n > 0 ? realloc(ext, len + n * (CL_NAME_VERSION_MAX_NAME_SIZE + 1) + 1) : ext;
+    if (all != NULL && n > 0) {
+        all[len] = '\0';
+        for (size_t i = 0; i < n; i++) {
+            size_t k = strnlen(f[i].name, CL_NAME_VERSION_MAX_NAME_SIZE);
+            all[len++] = ' ';
+            memcpy(all + len, f[i].name, k);
+            len += k;
+            all[len] = '\0';
+        }
+    } else if (all == NULL) {
+        free(ext);
+    }
+    free(f);
+    return all;
+}
+
 /* Translates the program (the program lock is not held: the application's calls on the
  * program do not wait for libclang). */
 static void program_translate(cl_program p, cl_device_id dev, const char *options, struct step *s)
@@ -147,8 +172,7 @@ static void program_translate(cl_program p, cl_device_id dev, const char *option
         s->warning = message("program %p: its kernels cannot be paged: %s", (void *)p, no_source_why(p));
         return;
     }
-    size_t size;
-    char *ext = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_EXTENSIONS, &size);
+    char *ext = device_macros(dev);
     cl_bool images = CL_FALSE;
     dev->backend->dispatch->clGetDeviceInfo(dev->real, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
     struct translate_options opts = {options, ext, images, NULL};

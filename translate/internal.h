@@ -16,7 +16,7 @@ struct tr_options {
     char **pp_args;   /* -D/-U/-I arguments for the preprocessor */
     size_t num_pp_args;
     char *cl_std;     /* "CL1.2" etc. */
-    int opencl_c_version; /* 100, 110, 120 */
+    int opencl_c_version; /* 100, 110, 120, 300 */
     struct strbuf rest;   /* options passed on to the driver */
 };
 

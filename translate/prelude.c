@@ -13,7 +13,9 @@
  * launches start at work-group (0,0,0) with no global work offset: drivers keep only 32 bits
  * of the offset (NVIDIA: 2^31 arrives as 2^64 - 2^31), so ids are computed here in 64 bits
  * from the slab's first work-group (vast_slab.s012). A real work-group may be a slice of an
- * original one (vast_slab.s3: slices per dimension); ids are reported as in the original. */
+ * original one (vast_slab.s3: slices per dimension); ids are reported as in the original, the
+ * linear ids of OpenCL C 3.0 too (launches are uniform: the enqueued local size is the local
+ * size; interpose refuses a global size that is not a multiple of the local size). */
 #define TR_GEOMETRY                                                                       \
     "ulong vast_gsize_of(uint d, __local vast_ctx *cx) { return d == 0 ? cx->gsize.s0 : d == 1 ? " \
     "cx->gsize.s1 : d == 2 ? cx->gsize.s2 : 1; }\n"                                        \
@@ -37,6 +39,13 @@
     "cx) / vast_get_local_size(d, cx)); }\n"                                               \
     "size_t vast_get_group_id(uint d, __local vast_ctx *cx) { uint k = vast_slices(d, cx); "       \
     "return (size_t)(k == 1 ? vast_vgroup(d, cx) : vast_vgroup(d, cx) / k); }\n"           \
+    "size_t vast_get_enqueued_local_size(uint d, __local vast_ctx *cx) { return "                  \
+    "vast_get_local_size(d, cx); }\n"                                                      \
+    "size_t vast_get_global_linear_id(__local vast_ctx *cx) { size_t i = 0; for (int d = 2; d >= " \
+    "0; d--) i = i * vast_get_global_size((uint)d, cx) + (vast_get_global_id((uint)d, cx) - "   \
+    "vast_get_global_offset((uint)d, cx)); return i; }\n"                                  \
+    "size_t vast_get_local_linear_id(__local vast_ctx *cx) { size_t i = 0; for (int d = 2; d >= " \
+    "0; d--) i = i * vast_get_local_size((uint)d, cx) + vast_get_local_id((uint)d, cx); return i; }\n" \
     "ulong vast_vgroups(uint d, __local vast_ctx *cx) { return vast_gsize_of(d, cx) / "            \
     "get_local_size(d); }\n"                                                               \
     "ulong vast_flat_group(__local vast_ctx *cx) { return vast_vgroup(0, cx) + vast_vgroups(0, "   \

@@ -53,10 +53,11 @@ static void add_pp_arg(struct tr_options *o, const char *flag, const char *val)
 
 static int parse_cl_std(const char *v, struct tr_options *o, char **error)
 {
-    /* CL3.0 without the optional 2.0 features is OpenCL C 1.2 for translation. */
+    /* CL3.0 is parsed and built as CL3.0, with the optional features that would take pointers
+     * out of the translator's view turned off in the parse (translate.c, parse_unit). */
     static const struct { const char *name, *parse_as; int ver; } known[] = {
         {"CL1.0", "CL1.0", 100}, {"CL1.1", "CL1.1", 110}, {"CL1.2", "CL1.2", 120},
-        {"CL3.0", "CL1.2", 120},
+        {"CL3.0", "CL3.0", 300},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(v, known[i].name)) {
@@ -65,8 +66,9 @@ static int parse_cl_std(const char *v, struct tr_options *o, char **error)
             return 0;
         }
     struct strbuf e = {0};
-    strbuf_printf(&e, "-cl-std=%s: only OpenCL C 1.0-1.2 (and 3.0 without 2.0 features) "
-                      "can be translated, the output must be OpenCL C 1.2", v);
+    strbuf_printf(&e, "-cl-std=%s: only OpenCL C 1.0-1.2 and 3.0 (without the generic address "
+                      "space, pipes, device-side enqueue and program-scope global variables) can be "
+                      "translated", v);
     *error = strbuf_take(&e);
     return -1;
 }
@@ -127,6 +129,7 @@ static void add_driver_defines(struct tr_options *o, const struct translate_opti
     (void)o;
     strbuf_printf(args, "-D__OPENCL_VERSION__=120\n-D__OPENCL_C_VERSION__=%d\n"
                         "-DCL_VERSION_1_0=100\n-DCL_VERSION_1_1=110\n-DCL_VERSION_1_2=120\n"
+                        "-DCL_VERSION_2_0=200\n-DCL_VERSION_3_0=300\n"
                         "-D__ENDIAN_LITTLE__=1\n-D__kernel_exec(X,typen)=__kernel "
                         "__attribute__((work_group_size_hint(X,1,1))) "
                         "__attribute__((vec_type_hint(typen)))\n",

@@ -110,12 +110,18 @@ static CXTranslationUnit parse_unit(CXIndex idx, const char *text, size_t len,
 {
     char std[32];
     snprintf(std, sizeof std, "-cl-std=%s", o->cl_std);
+    /* OpenCL C 3.0: without these optional features an unqualified pointer is private, as in
+     * 1.2, so every __global access stays visible to the walk (with the generic address space
+     * a pointer to global memory could hide behind one); a program that needs them fails to
+     * parse here and stays unpaged. The device's own macros still choose its #if branches. */
     const char *args[] = {"-x", "cl", std, "-Xclang", "-finclude-default-header",
-                          "-resource-dir", resource_dir(), "-w"};
+                          "-resource-dir", resource_dir(), "-w", "-Xclang",
+                          "-cl-ext=-__opencl_c_generic_address_space,-__opencl_c_pipes,"
+                          "-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables"};
     struct CXUnsavedFile f = {"vast-preprocessed.cl", text, (unsigned long)len};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode rc = clang_parseTranslationUnit2(
-        idx, f.Filename, args, sizeof args / sizeof args[0], &f, 1,
+        idx, f.Filename, args, o->opencl_c_version >= 300 ? 10 : 8, &f, 1,
         CXTranslationUnit_None, &tu);
     if (rc != CXError_Success || !tu) {
         *error = translate_strdup("libclang could not parse the program");

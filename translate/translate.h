@@ -299,8 +299,8 @@ struct translate_options {
 };
 
 struct translate_result {
-    char *paged_source;      /* OpenCL C 1.2; NULL when the program could not be parsed */
-    char *inspector_source;  /* OpenCL C 1.2; NULL likewise */
+    char *paged_source;      /* OpenCL C of the program's version; NULL when it could not be parsed */
+    char *inspector_source;  /* likewise */
     char *build_options;     /* options for building both: the input minus -D/-U/-I */
     struct translate_kernel *kernels;
     size_t num_kernels;

@@ -623,9 +623,8 @@ static void rewrite_async_copy(struct walk *w, struct tr_frame *f, const char *n
 static int work_group_builtin(const char *name)
 {
     static const char *prefixes[] = {"barrier", "work_group_", "sub_group_", "async_work_group_",
-                                     "wait_group_events", "get_local_linear_id", "get_global_linear_id",
-                                     "get_enqueued_local_size", "get_sub_group", "get_num_sub_groups",
-                                     "get_max_sub_group_size"};
+                                     "wait_group_events", "get_sub_group", "get_num_sub_groups",
+                                     "get_max_sub_group_size", "get_enqueued_num_sub_groups"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
             return 1;
@@ -635,9 +634,10 @@ static int work_group_builtin(const char *name)
 static void rewrite_builtin_call(struct walk *w, struct tr_frame *f, const char *name)
 {
     w->fn->work_group |= work_group_builtin(name);
-    static const char *geometry[] = {"get_group_id",     "get_num_groups", "get_global_size",
-                                     "get_global_offset", "get_global_id",  "get_local_id",
-                                     "get_local_size"};
+    static const char *geometry[] = {"get_group_id",      "get_num_groups",      "get_global_size",
+                                     "get_global_offset", "get_global_id",       "get_local_id",
+                                     "get_local_size",    "get_enqueued_local_size",
+                                     "get_global_linear_id", "get_local_linear_id"};
     for (size_t i = 0; i < sizeof geometry / sizeof *geometry; i++)
         if (!strcmp(name, geometry[i])) {
             char to[64];

@@ -74,6 +74,7 @@ static const struct scale scales[] = {
     {"matmul", {1, 1500}, 1u << 1, {0}, NONE, NULL, NULL},
     {"reduce", {3000}, 0, {0}, NONE, NULL, NULL},
     {"awg_in", {640}, 0, {0}, NONE, NULL, NULL},
+    {"lin3", {1, 500}, 0, {0}, NONE, NULL, NULL},
     {"awg_out", {600}, 0, {0}, NONE, NULL, NULL},
     {"included", {2500}, 0, {0}, NONE, NULL, NULL},
     {"dbl", {2500}, 0, {0}, NONE, NULL, NULL},

@@ -312,6 +312,12 @@ static void test_api_details(void **state)
     CHECK_CL(clReleaseEvent(ev));
     CHECK_CL(clEnqueueNDRangeKernel(queue, k, 2, NULL, zero, local, 0, NULL, NULL));
     CHECK_CL(clEnqueueNDRangeKernel(queue, k, 2, NULL, NULL, NULL, 0, NULL, NULL)); /* NULL: size 0 */
+    /* Launches take uniform work-groups, and the device says so, whatever the real one offers. */
+    cl_bool nonuniform = CL_TRUE;
+    CHECK_CL(clGetDeviceInfo(device, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, sizeof nonuniform, &nonuniform, NULL));
+    assert_int_equal(nonuniform, CL_FALSE);
+    size_t odd[1] = {5}, two[1] = {2};
+    assert_int_equal(clEnqueueNDRangeKernel(queue, k, 1, NULL, odd, two, 0, NULL, NULL), CL_INVALID_WORK_GROUP_SIZE);
     CHECK_CL(clFinish(queue));
     CHECK_CL(clReleaseKernel(k));
     CHECK_CL(clReleaseProgram(prog));

@@ -179,13 +179,23 @@ static const char prog_local[] =
 #define LN(i) XS(ST64(i))
 #define LN4(i) LN(i) LN((i) + 64) LN((i) + 128) LN((i) + 192)
 #define LN16(i) LN4(i) LN4((i) + 256) LN4((i) + 512) LN4((i) + 768)
+/* OpenCL C 3.0 (built with -cl-std=CL3.0 on both sides): the linear ids and the enqueued local
+ * size under a global offset, work_group_barrier */
+static const char prog_cl30[] =
+    S(__kernel void lin3(__global uint *o, __global const uint *a) {
+        size_t i = get_global_linear_id();
+        uint v = a[i] * 3u + (uint)get_local_linear_id() * 7u + (uint)get_enqueued_local_size(0)
+                 + (uint)get_enqueued_local_size(1) * 5u + (uint)get_global_id(1);
+        work_group_barrier(CLK_GLOBAL_MEM_FENCE);
+        o[i] = v; });
+
 static const char prog_straight[] =
     "__kernel void straight(__global int *o, __global const int *a, __global int *b) {\n"
     LN16(0) LN16(1024) "}\n";
 
-const char *const corpus_programs[] = {prog_basic, prog_index, prog_local, prog_straight};
-const char *const corpus_program_options[] = {"", "-DUNUSED=1", "-I " VAST_TEST_INCLUDE_DIR, ""};
-const size_t corpus_num_programs = 4, corpus_num_default_programs = 3;
+const char *const corpus_programs[] = {prog_basic, prog_index, prog_local, prog_cl30, prog_straight};
+const char *const corpus_program_options[] = {"", "-DUNUSED=1", "-I " VAST_TEST_INCLUDE_DIR, "-cl-std=CL3.0", ""};
+const size_t corpus_num_programs = 5, corpus_num_default_programs = 4;
 
 #define F(n) {G_F32, (n) * 4, 0, 0}
 #define P(n) {G_POISON, (n), 0, 0}
@@ -232,6 +242,7 @@ const struct kcase corpus_cases[] = {
     {"included", 2, 1, {600}, {30}, {0}, 0, {F(600), P(2400)}},
     {"dbl", 2, 1, {300}, {10}, {0}, 0, {F(600), P(2400)}},
     {"vec8", 2, 1, {128}, {16}, {0}, 0, {U(520, 0), P(2100)}},
-    {"straight", 3, 1, {1}, {1}, {0}, 0, {P(2048 * 4), U(6147, 0), P(4096 * 4)}},
+    {"lin3", 3, 2, {64, 24}, {16, 4}, {16, 8}, 0, {P(64 * 24 * 4), U(64 * 24, 0)}},
+    {"straight", 4, 1, {1}, {1}, {0}, 0, {P(2048 * 4), U(6147, 0), P(4096 * 4)}},
 };
 const size_t corpus_num_cases = sizeof corpus_cases / sizeof corpus_cases[0];

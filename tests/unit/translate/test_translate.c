@@ -393,6 +393,30 @@ static void test_async_copies(void **state)
     translate_result_free(r);
 }
 
+/* OpenCL C 3.0: parsed and built as 3.0; the linear ids and the enqueued local size report the
+ * original launch; the generic address space (which could hide a __global pointer) is off in
+ * the parse, so a program that needs it is not translated. */
+static void test_opencl_c_30(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("__kernel void k(__global uint *o) { size_t i = get_global_linear_id();\n"
+           "  o[i] = (uint)(get_local_linear_id() + get_enqueued_local_size(0));\n"
+           "  work_group_barrier(CLK_GLOBAL_MEM_FENCE); }\n", "-cl-std=CL3.0");
+    assert_true(r->kernels[0].paged_ok);
+    assert_non_null(strstr(r->build_options, "-cl-std=CL3.0"));
+    assert_non_null(strstr(r->paged_source, "size_t i = vast_get_global_linear_id(vast_cx);"));
+    assert_non_null(strstr(r->paged_source, "(uint)(vast_get_local_linear_id(vast_cx) + vast_get_enqueued_local_size(0, vast_cx))"));
+    assert_true(r->kernels[0].work_group_bound);
+    translate_result_free(r);
+    struct translate_options o = {"-cl-std=CL3.0", "cl_khr_fp64", 0, "t.cl"};
+    r = NULL;
+    assert_int_not_equal(translate_program("void f(int *p) { *p = 1; }\n"
+                                           "__kernel void g(__global int *o) { f(o); }\n", &o, &r), 0);
+    assert_non_null(strstr(r->error, "address space"));
+    translate_result_free(r);
+}
+
 /* Accesses that may straddle a page: whole structs (a load, a store, in a kernel and in a
  * helper) and a packed struct's member go through per-type helpers with a one-page fast path;
  * the inspector's mark every page of the access. */
@@ -506,7 +530,7 @@ static void test_faulted_guards(void **state)
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
-                 test_golden_vadd, test_ids_and_work_group_bound, test_async_copies, test_line_markers_and_macros,
+                 test_golden_vadd, test_ids_and_work_group_bound, test_async_copies, test_opencl_c_30, test_line_markers_and_macros,
                  test_metadata_through_helpers, test_metadata_past_63_args,
                  test_unsupported_is_diagnosed, test_errors_say_why, test_inspector_loop_budget,
                  test_inspector_private_sink, test_inspector_zero_loads, test_array_member_elements,
