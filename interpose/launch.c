@@ -171,6 +171,14 @@ void vast_launch_kernel_free(cl_kernel kernel)
 }
 
 void vast_launch_program_free(cl_program program) { vast_variant_program_free(program); }
+struct vast_launch_program *vast_launch_program_retire(cl_program program)
+{
+    return vast_variant_program_retire(program);
+}
+void vast_launch_program_unretire(cl_program program, struct vast_launch_program *s)
+{
+    vast_variant_program_unretire(program, s);
+}
 
 /* ---- capture ---- */
 

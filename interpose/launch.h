@@ -58,5 +58,9 @@ cl_int vast_launch_ndrange(cl_command_queue queue, cl_kernel kernel, cl_uint wor
 cl_int vast_launch_clone(cl_kernel from, cl_kernel to);
 void vast_launch_kernel_free(cl_kernel kernel);
 void vast_launch_program_free(cl_program program);
+/* A rebuild retires the program's translation and paged programs (variant.h); unretire undoes it
+ * when the real rebuild did not happen. Program lock held. */
+struct vast_launch_program *vast_launch_program_retire(cl_program program);
+void vast_launch_program_unretire(cl_program program, struct vast_launch_program *s);
 
 #endif

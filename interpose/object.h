@@ -189,6 +189,7 @@ struct _cl_program {
                                 * binary's own, which later builds do not replace */
     enum vast_program_origin origin;
     struct vast_launch_program *launch; /* translation and paged programs (variant.c) */
+    struct vast_launch_program *retired; /* those of earlier builds, kept while the program lives */
 };
 
 struct _cl_kernel {

@@ -263,15 +263,46 @@ static struct vast_trampoline *build_callback(cl_program program, void(CL_CALLBA
     return t;
 }
 
-static void program_set_options(cl_program program, const char *options)
+/* What a (re)build replaced, for program_settle_options. */
+struct rebuild {
+    char *old_options;
+    bool replaced;
+    struct vast_launch_program *retired;
+};
+
+/* A build's options become the program's, and the translation and paged programs of an earlier
+ * build are retired (a program rebuilt with -D BUILD_OPT_VAL=2 ran its first build's paged kernel
+ * before: the CTS's compiler multiple_build_program, forced paged). */
+static struct rebuild program_set_options(cl_program program, const char *options)
 {
+    struct rebuild r = {NULL, false, NULL};
     if (program->origin == VAST_PROGRAM_VAST_BINARY)
-        return; /* its source was compiled with the container's options; a rebuild keeps them */
+        return r; /* its source was compiled with the container's options; a rebuild keeps them */
     char *copy = options ? strdup(options) : NULL;
     pthread_mutex_lock(&program->obj.lock);
-    free(program->options);
+    r.old_options = program->options;
+    r.replaced = true;
     program->options = copy;
+    r.retired = vast_launch_program_retire(program);
     pthread_mutex_unlock(&program->obj.lock);
+    return r;
+}
+
+/* After the real call: CL_INVALID_OPERATION (kernels attached, or a build running) left the
+ * program as it was, so its options and translation are put back. */
+static void program_settle_options(cl_program program, struct rebuild *r, cl_int err)
+{
+    if (!r->replaced)
+        return;
+    pthread_mutex_lock(&program->obj.lock);
+    if (err == CL_INVALID_OPERATION) {
+        free(program->options);
+        program->options = r->old_options;
+        r->old_options = NULL;
+        vast_launch_program_unretire(program, r->retired);
+    }
+    pthread_mutex_unlock(&program->obj.lock);
+    free(r->old_options);
 }
 
 cl_int vast_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
@@ -287,9 +318,10 @@ cl_int vast_clBuildProgram(cl_program program, cl_uint num_devices, const cl_dev
         return err;
     struct vast_trampoline *t = build_callback(program, pfn_notify, user_data, &err);
     if (err == CL_SUCCESS) {
-        program_set_options(program, options);
+        struct rebuild r = program_set_options(program, options);
         err = fn(real, num_devices, (const cl_device_id *)devices.items, options,
                  t ? vast_trampoline_program_run : NULL, t);
+        program_settle_options(program, &r, err);
         vast_trampoline_settle(t, err);
     }
     if (err == CL_SUCCESS) /* the paged variants on VAST's worker, from the options just set */
@@ -333,10 +365,11 @@ cl_int vast_clCompileProgram(cl_program program, cl_uint num_devices, const cl_d
     if (err == CL_SUCCESS)
         t = build_callback(program, pfn_notify, user_data, &err);
     if (err == CL_SUCCESS) {
-        program_set_options(program, options);
+        struct rebuild r = program_set_options(program, options);
         err = fn(real, num_devices, (const cl_device_id *)devices.items, options, num_input_headers,
                  num_input_headers ? (const cl_program *)headers.items : NULL, header_include_names,
                  t ? vast_trampoline_program_run : NULL, t);
+        program_settle_options(program, &r, err);
         vast_trampoline_settle(t, err);
     }
     vast_list_free(&headers);

@@ -38,6 +38,7 @@ struct vast_device_builds {
 };
 
 struct vast_launch_program {
+    struct vast_launch_program *next_retired; /* program->retired's list (a rebuild's) */
     bool tried;              /* translation attempted (once, for every device) */
     bool busy;               /* a thread translates or builds with the lock released; others wait on idle */
     bool queued;             /* a background build was asked for (prebuild.c) */
@@ -432,11 +433,28 @@ void vast_variant_kernel_free(cl_kernel k)
     k->variants = NULL;
 }
 
-void vast_variant_program_free(cl_program program)
+struct vast_launch_program *vast_variant_program_retire(cl_program program)
 {
     struct vast_launch_program *s = program->launch;
-    if (s == NULL)
+    if (s != NULL) {
+        s->next_retired = program->retired;
+        program->retired = s;
+        program->launch = NULL;
+    }
+    return s;
+}
+
+void vast_variant_program_unretire(cl_program program, struct vast_launch_program *s)
+{
+    if (s == NULL || program->launch != NULL || program->retired != s)
         return;
+    program->retired = s->next_retired;
+    s->next_retired = NULL;
+    program->launch = s;
+}
+
+static void state_free(cl_program program, struct vast_launch_program *s)
+{
     for (size_t i = 0; i < s->ndevs; i++) {
         for (int v = 0; v < VAST_VARIANT_COUNT; v++) {
             if (s->devs[i]->built[v] != NULL)
@@ -451,5 +469,16 @@ void vast_variant_program_free(cl_program program)
     free(s->warning);
     pthread_cond_destroy(&s->idle);
     free(s);
+}
+
+void vast_variant_program_free(cl_program program)
+{
+    if (program->launch != NULL)
+        state_free(program, program->launch);
     program->launch = NULL;
+    while (program->retired != NULL) {
+        struct vast_launch_program *s = program->retired;
+        program->retired = s->next_retired;
+        state_free(program, s);
+    }
 }

@@ -56,5 +56,12 @@ void vast_variant_prebuild(cl_program program, cl_device_id device);
 /* Free the pools of a kernel and the translation of a program (their destruction). */
 void vast_variant_kernel_free(cl_kernel kernel);
 void vast_variant_program_free(cl_program program);
+/* A rebuild (clBuildProgram, clCompileProgram: new options, maybe new macros) makes the program's
+ * translation and paged programs those of an earlier build: retired, they stay allocated until the
+ * program goes (callers keep pointers into them past the lock), and the next launch translates
+ * again. Unretire puts them back when the real rebuild did not happen (kernels attached). Program
+ * lock held for both. */
+struct vast_launch_program *vast_variant_program_retire(cl_program program);
+void vast_variant_program_unretire(cl_program program, struct vast_launch_program *s);
 
 #endif

@@ -8,7 +8,8 @@
  * the process exits while a build is in hand: VAST waits for it before any exit handler runs,
  * also before one registered after the build began (like the destructors of the statics a
  * driver's compiler makes lazily during that build: torn down under the running build, they
- * crashed e2e.platform.test_api at exit in CI).
+ * crashed e2e.platform.test_api at exit in CI); a program built again with other options runs
+ * the new build's paged kernel.
  */
 #include "../platform/common.h"
 #include "interpose/prebuild.h"
@@ -102,6 +103,61 @@ static void test_launch_waits_for_background_build(void **state)
     CHECK_CL(clReleaseProgram(p));
 }
 
+/* One launch of axpb's kernel `k` of p over N items (odd), output poisoned; returns y[0..N). */
+static void run_axpb(cl_program p, cl_uint *x, cl_uint *y, size_t n)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "scaled", &err);
+    CHECK_CL(err);
+    cl_mem bx = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, x, &err);
+    CHECK_CL(err);
+    memset(y, 0xa5, n * 4);
+    cl_mem by = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, y, &err);
+    CHECK_CL(err);
+    cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
+    CHECK_CL(err);
+    CHECK_CL(clSetKernelArg(k, 0, sizeof bx, &bx));
+    CHECK_CL(clSetKernelArg(k, 1, sizeof by, &by));
+    CHECK_CL(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+    CHECK_CL(clEnqueueReadBuffer(q, by, CL_TRUE, 0, n * 4, y, 0, NULL, NULL));
+    assert_non_null(vast_variant_meta_known(k)); /* it ran paged */
+    /* a rebuild with a kernel attached is refused and changes nothing (the next run checks) */
+    assert_int_equal(clBuildProgram(p, 1, &device, "-D VAL=9", NULL, NULL), CL_INVALID_OPERATION);
+    CHECK_CL(clReleaseCommandQueue(q));
+    CHECK_CL(clReleaseMemObject(bx));
+    CHECK_CL(clReleaseMemObject(by));
+    CHECK_CL(clReleaseKernel(k));
+}
+
+/* A program built again with other options runs the new build's paged kernel, not the first
+ * one's (the CTS's compiler multiple_build_program, forced paged: the second kernel gave the
+ * first build's values); a rebuild refused for an attached kernel keeps the old build's. */
+static void test_rebuild_with_other_options(void **state)
+{
+    (void)state;
+    enum { N = 300007 };
+    static cl_uint x[N], y[N];
+    for (size_t i = 0; i < N; i++)
+        x[i] = (cl_uint)(i * 2654435761u);
+    const char *src = "__kernel void scaled(__global const uint *x, __global uint *y) {\n"
+                      "    size_t i = get_global_id(0);\n"
+                      "    y[i] = x[i] * VAL + (uint)i;\n"
+                      "}\n";
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CHECK_CL(err);
+    for (cl_uint val = 1; val <= 3; val++) {
+        char opts[32];
+        snprintf(opts, sizeof opts, "-D VAL=%uu", val);
+        CHECK_CL(clBuildProgram(p, 1, &device, opts, NULL, NULL));
+        run_axpb(p, x, y, N);
+        for (size_t i = 0; i < N; i++)
+            if (y[i] != x[i] * val + (cl_uint)i)
+                fail_msg("build %u: y[%zu] = %u, expected %u", val, i, y[i], x[i] * val + (cl_uint)i);
+    }
+    CHECK_CL(clReleaseProgram(p));
+}
+
 static void test_translated_without_a_launch(void **state)
 {
     (void)state;
@@ -143,5 +199,5 @@ int main(int argc, char **argv)
 
 #define main prebuild_tests
 VAST_CMOCKA_MAIN(setup, teardown, test_release_while_building, test_launch_waits_for_background_build,
-                 test_translated_without_a_launch)
+                 test_rebuild_with_other_options, test_translated_without_a_launch)
 #undef main
