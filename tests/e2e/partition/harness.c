@@ -667,7 +667,8 @@ int harness_twin_job(const char *name, const struct job *j, enum harness_expect 
                      int (*check)(const struct job *j, unsigned char **out))
 {
     struct clenv pocl, vast;
-    clenv_open(&pocl, "Portable");
+    const char *real = getenv("PARTITION_REAL_PLATFORM"); /* e.g. "NVIDIA CUDA" on the GPU machine */
+    clenv_open(&pocl, real != NULL ? real : "Portable");
     clenv_open(&vast, "VAST");
     unsigned char *want[12] = {0}, *got[12] = {0};
     bool refusal = expect == HX_REFUSED || expect == HX_REFUSED_AT_ENQUEUE;

@@ -56,7 +56,8 @@ void harness_dump(const char *out);
 
 /* The parent's command line shared by the partition e2e programs: [--pages LIST] and
  * [--fractions LIST] (each only where it starts non-NULL: its default), [--only NAME[,NAME]]
- * (or --case), [--flip], and the vendors folder from PARTITION_ICD_DIR. 0 when usable, else 2
+ * (or --case), [--flip], and the vendors folder from PARTITION_ICD_DIR (the real platform, "Portable"
+ * unless PARTITION_REAL_PLATFORM names another, e.g. NVIDIA CUDA). 0 when usable, else 2
  * after saying why. */
 struct harness_opts {
     const char *pages, *fractions, *only, *vendors;
