@@ -62,6 +62,7 @@ struct vast_inspect {
     uint8_t *rows; /* host copy of the last window */
     uint64_t iter_first, iter_end; /* iteration range of the inspector's runs (stride.c) */
     bool more;     /* the last run: a work-item has iterations past iter_end */
+    bool host_more; /* the same from the host description (an upper bound) */
 };
 
 /* The inspector kernel, its PAS and status buffers and its fixed arguments (built on first use). */
@@ -273,8 +274,19 @@ static int host_box(void *ctx, const struct translate_alaunch *l)
     return translate_affine_ranges(h->a, l, h->r->pool->page_size, host_mark, h) != 0 ? -1 : 0;
 }
 
-/* The pages of work-groups [a, b) (flat ids) into row. */
-static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row)
+static int more_box(void *ctx, const struct translate_alaunch *l)
+{
+    struct vast_inspect *in = ctx;
+    int more = 0;
+    if (translate_affine_more(in->r->tk->affine, l, &more) != 0)
+        return -1;
+    in->host_more = in->host_more || more;
+    return 0;
+}
+
+/* The pages of work-groups [a, b) (flat ids) into row, within the inspector's iteration range;
+ * with more != NULL, whether a work-item of them has iterations past it (in->host_more). */
+static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row, bool more)
 {
     struct vast_paged *r = in->r;
     struct translate_alaunch l;
@@ -282,8 +294,11 @@ static int host_row(struct vast_inspect *in, size_t a, size_t b, uint8_t *row)
     size_t sizes[64];
     if (vast_affine_launch(r, &l, values, sizes) != 0)
         return -1;
+    l.iter_first = in->iter_first;
+    l.iter_end = in->iter_end;
     struct host_row h = {r, r->tk->affine, row};
-    return vast_group_boxes(r, a, b, &l, host_box, &h);
+    int rc = vast_group_boxes(r, a, b, &l, host_box, &h);
+    return rc == 0 && more ? vast_group_boxes(r, a, b, &l, more_box, in) : rc;
 }
 
 /* Like device_window, from the affine description; -1 when it cannot bound this launch, -2
@@ -295,10 +310,11 @@ static int host_window(struct vast_inspect *in, size_t first, size_t end, size_t
     uint64_t t0 = vast_now_ns();
     memset(dst, 0, nrows * r->pages);
     int rc = 0;
+    in->host_more = false;
     for (size_t k = 0; k < nrows && rc == 0; k++) {
         size_t a = (base + k) * w > first ? (base + k) * w : first, b = (base + k + 1) * w < end ? (base + k + 1) * w : end;
         if (a < b)
-            rc = host_row(in, a, b, dst + k * r->pages);
+            rc = host_row(in, a, b, dst + k * r->pages, in->iter_end != 0);
         if (rc == 0 && k % 64 == 63 && r->c.inspector_ns + (vast_now_ns() - t0) > HOST_SETS_NS)
             rc = -2; /* many fine rows of many sites: the inspector kernel does this faster */
     }
@@ -329,8 +345,10 @@ static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, 
                   rc == -1 ? "host page sets cannot bound this launch's accesses" : "host page sets take too long");
         in->host = false;
     }
-    if (in->host && !in->device_ok)
+    if (in->host && !in->device_ok) {
+        in->more = in->host_more;
         return CL_SUCCESS;
+    }
     cl_int err = device_open(in);
     if (err != CL_SUCCESS || !in->host)
         return err == CL_SUCCESS ? device_window(in, first, end, w, base, nrows, dst) : err;
@@ -340,6 +358,9 @@ static cl_int inspect_window(struct vast_inspect *in, size_t first, size_t end, 
     if (err == CL_SUCCESS)
         err = check_window(in, nrows, dst, device);
     free(device);
+    VAST_RETURN_IF(err == CL_SUCCESS && in->iter_end != 0 && in->more && !in->host_more, CL_OUT_OF_RESOURCES,
+                   "kernel '%s': the host says no work-item has iterations past %llu, the inspector says one has "
+                   "(VAST_INSPECT=check)", r->cmd->kernel->name, (unsigned long long)in->iter_end);
     return err;
 }
 
@@ -386,8 +407,8 @@ cl_int vast_partition_inspect_iters(struct vast_paged *r, size_t first, size_t e
         return err;
     r->insp->iter_first = it0;
     r->insp->iter_end = it1;
-    if (it1 != 0)
-        r->insp->host = false; /* host sets know no iteration ranges */
+    if (it1 != 0 && (r->tk->affine == NULL || !r->tk->affine->ranges))
+        r->insp->host = false; /* no description, or one that knows no iteration ranges */
     err = vast_partition_inspect(r, first, end, set);
     if (more != NULL)
         *more = r->insp->more;

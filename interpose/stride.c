@@ -11,13 +11,17 @@
  * The plan (vast_stride_plan, called by partition.c when a single work-group exceeds the
  * budget): the work-groups are taken in blocks (all of them, or halves until one iteration
  * of a block fits the budget); per block, iteration ranges are grown from the end of the last
- * one: the inspector runs over the block with the range restricted, giving its exact page set
- * and whether any work-item has iterations past the range ("more", vast_status[2]). A range
+ * one: the range's page set over the block and whether any work-item has iterations past the
+ * range ("more") come from the host description where it knows the ranged loops
+ * (translate_affine.ranges: interval arithmetic with the loop variable restricted to the range,
+ * a superset; MatrixMul 512 x 512 at 192 KiB on PoCL: the same 272 ranges, 2.43 s of inspector
+ * -> 3.5 ms), else from the inspector run over the block with the range restricted (exact,
+ * vast_status[2]). A range
  * is kept when it fits beside its predecessor (the rule of partition.c's plan_fits), doubled
  * while it fits and the pages it adds to its predecessor stay small (a length that did not
  * fit is not tried again in the block), halved while it does not; a one-iteration range that fits
  * the budget alone runs without overlap. The block's plan ends when no work-item has more.
- * Each range costs one or two inspector launches; each launch skips the iterations before its
+ * With the inspector, each range costs one or two launches; each launch skips the iterations before its
  * range (condition and step only), so a loop of K iterations in P partitions costs O(P * K)
  * loop steps per work-item in total.
  *

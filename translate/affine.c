@@ -61,6 +61,7 @@ struct actx {
         unsigned n;
     } kids;
     unsigned body_kids; /* statements of the body walked so far: st[0].index */
+    unsigned ranged_loop[TR_MAX_RANGED]; /* per span of fn->ranged: its loop's index + 1, 0 none */
 };
 
 /* ---- cursors --------------------------------------------------------------------- */
@@ -439,6 +440,20 @@ static void free_guards(struct translate_aguard *g, unsigned n)
     free(g);
 }
 
+/* Where a site at text offset `at` runs under iteration ranges: inside a ranged loop, after
+ * one (it then runs where that loop ends), or neither (any range). The loop's number is its
+ * span's index here until try_loop meets it (range_loop then becomes the loop's index; a
+ * ranged loop the walk never recorded leaves the description without ranges). */
+static void place_site(struct actx *x, struct translate_asite *site, unsigned at)
+{
+    for (unsigned k = 0; k < x->fn->nranged; k++) {
+        if (at >= x->fn->ranged[k][0] && at < x->fn->ranged[k][1])
+            site->range_part = 1, site->range_loop = k;
+        else if (at >= x->fn->ranged[k][1] && site->range_part == 0)
+            site->range_part = 2, site->range_loop = k;
+    }
+}
+
 static void add_site(struct actx *x, int arg, CXCursor index, long long scale, unsigned bytes,
                      unsigned access, struct translate_aguard *guards, int nguards)
 {
@@ -464,7 +479,8 @@ static void add_site(struct actx *x, int arg, CXCursor index, long long scale, u
     struct translate_affine *a = x->a;
     a->sites = translate_xrealloc(a->sites, (a->nsites + 1) * sizeof *a->sites);
     a->sites[a->nsites++] = (struct translate_asite){(unsigned)arg, bytes, access, nguards >= 0, off,
-                                                     guards, nguards > 0 ? (unsigned)nguards : 0};
+                                                     guards, nguards > 0 ? (unsigned)nguards : 0, 0, 0};
+    place_site(x, &a->sites[a->nsites - 1], x->st[x->depth - 1].start);
 }
 
 /* The nearest ancestor of st[d] that is not a parenthesis or an implicit cast; *below gets
@@ -913,7 +929,7 @@ static void try_loop(struct actx *x, int d)
     int dir = step_direction(step, var, &amount);
     if (cmp < 0 || dir == 0 || (dir > 0) != (cmp == TRANSLATE_ACMP_LT || cmp == TRANSLATE_ACMP_LE))
         return;
-    struct translate_aloop l = {{NULL, 0}, {NULL, 0}, {NULL, 0}, (unsigned char)cmp};
+    struct translate_aloop l = {{NULL, 0}, {NULL, 0}, {NULL, 0}, (unsigned char)cmp, 0};
     if (compile_as(x, first, vt, &l.first, 0) != 0 ||
         compile(x, tr_nth_child(cond, (unsigned)(1 - side)), &l.bound, 0) != 0) {
         free_loop(&l);
@@ -926,6 +942,11 @@ static void try_loop(struct actx *x, int d)
         l.step = (struct translate_aexpr){NULL, 0};
     }
     struct translate_affine *a = x->a;
+    for (unsigned k = 0; k < x->fn->nranged; k++)
+        if (x->fn->ranged[k][0] == x->st[d].start) {
+            l.ranged = 1;
+            x->ranged_loop[k] = a->nloops + 1; /* +1: 0 is "not recorded" */
+        }
     a->loops = translate_xrealloc(a->loops, (a->nloops + 1) * sizeof *a->loops);
     a->loops[a->nloops] = l;
     x->lvars = translate_xrealloc(x->lvars, (x->nlvars + 1) * sizeof *x->lvars);
@@ -955,6 +976,8 @@ static void prune_loops(struct translate_affine *a)
         abort();
     for (unsigned s = 0; s < a->nsites; s++)
         mark_loops(&a->sites[s].offset, map);
+    for (unsigned k = 0; k < a->nloops; k++)
+        map[k] |= a->loops[k].ranged; /* its bounds tell where a range ends */
     for (unsigned k = a->nloops; k-- > 0;)
         if (map[k]) {
             mark_loops(&a->loops[k].first, map);
@@ -970,8 +993,11 @@ static void prune_loops(struct translate_affine *a)
         }
     }
     a->nloops = n;
-    for (unsigned s = 0; s < a->nsites; s++)
+    for (unsigned s = 0; s < a->nsites; s++) {
         renumber_loops(&a->sites[s].offset, map);
+        if (a->sites[s].range_part != 0)
+            a->sites[s].range_loop = map[a->sites[s].range_loop];
+    }
     for (unsigned k = 0; k < n; k++) {
         renumber_loops(&a->loops[k].first, map);
         renumber_loops(&a->loops[k].bound, map);
@@ -1052,6 +1078,16 @@ struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn)
         translate_affine_free(a);
         a = NULL;
     } else {
+        a->ranges = fn->nranged > 0;
+        for (unsigned k = 0; k < fn->nranged; k++)
+            a->ranges &= x->ranged_loop[k] != 0;
+        for (unsigned i = 0; i < a->nsites; i++) { /* span index -> loop index */
+            struct translate_asite *st = &a->sites[i];
+            if (st->range_part != 0 && x->ranged_loop[st->range_loop] != 0)
+                st->range_loop = x->ranged_loop[st->range_loop] - 1;
+            else if (st->range_part != 0)
+                st->range_part = 0, st->range_loop = 0, a->ranges = 0;
+        }
         prune_loops(a);
     }
     free(x->mods);

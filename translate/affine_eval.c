@@ -360,26 +360,121 @@ static int refine(struct env *e, const struct translate_asite *s, unsigned site,
     return rc;
 }
 
-int translate_affine_ranges(const struct translate_affine *a, const struct translate_alaunch *l,
-                            unsigned long long granule,
-                            void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx)
+static int env_init(struct env *e, const struct translate_affine *a, const struct translate_alaunch *l)
 {
     if (a == NULL || l == NULL || a->nloops > MAX_LOOPS)
         return -1;
-    struct env e = {.l = l, .nloops = a->nloops, .a = a};
+    *e = (struct env){.l = l, .nloops = a->nloops, .a = a};
     for (unsigned d = 0; d < 3; d++) {
         int in = d < (l->dims ? l->dims : 1);
         unsigned long long ls = in ? l->local_size[d] : 1;
         if (ls == 0 || l->group_last[d] < l->group_first[d])
             return -1;
-        e.var[VAR_GROUP + d] = in ? (struct ival){l->group_first[d], l->group_last[d]} : point(0);
-        e.var[VAR_LOCAL + d] = (struct ival){0, (wide)ls - 1};
+        e->var[VAR_GROUP + d] = in ? (struct ival){l->group_first[d], l->group_last[d]} : point(0);
+        e->var[VAR_LOCAL + d] = (struct ival){0, (wide)ls - 1};
     }
+    return 0;
+}
+
+/* ---- iteration ranges ---- */
+
+/* A ranged loop over the box within iterations [iter_first, iter_end): the values its variable
+ * takes there (empty: no work-item has such an iteration), and its trip counts. */
+struct rloop {
+    int empty;
+    struct ival var;
+    wide tmin, tmax;
+};
+
+/* Trips of one work-item whose first and bound are d apart (in the loop's direction). */
+static wide trips(wide d, wide s, int strict)
+{
+    return strict ? (d > 0 ? (d + s - 1) / s : 0) : (d >= 0 ? d / s + 1 : 0);
+}
+
+static int ranged_loop(struct env *e, unsigned k, struct rloop *rl)
+{
+    const struct translate_aloop *lp = &e->a->loops[k];
+    struct ival f, b, st;
+    if (eval(e, &lp->first, &f, 0) != 0 || eval(e, &lp->bound, &b, 0) != 0 || lp->step.n == 0 ||
+        eval(e, &lp->step, &st, 0) != 0 || st.lo != st.hi || st.lo <= 0)
+        return -1; /* the iteration -> value map is unknown */
+    wide s = st.lo;
+    int inc = lp->cmp == TRANSLATE_ACMP_LT || lp->cmp == TRANSLATE_ACMP_LE;
+    int strict = lp->cmp == TRANSLATE_ACMP_LT || lp->cmp == TRANSLATE_ACMP_GT;
+    rl->tmax = trips(inc ? b.hi - f.lo : f.hi - b.lo, s, strict);
+    rl->tmin = trips(inc ? b.lo - f.hi : f.lo - b.hi, s, strict);
+    wide i0 = (wide)e->l->iter_first, i1 = wmin((wide)e->l->iter_end, rl->tmax);
+    rl->empty = i0 >= i1;
+    if (rl->empty) {
+        rl->var = point(f.lo);
+        return 0;
+    }
+    if (inc) /* within the loop's own range: [f.lo, bound] */
+        rl->var = (struct ival){f.lo + i0 * s, wmin(f.hi + (i1 - 1) * s, strict ? b.hi - 1 : b.hi)};
+    else
+        rl->var = (struct ival){wmax(f.lo - (i1 - 1) * s, strict ? b.lo + 1 : b.lo), f.hi - i0 * s};
+    rl->empty = rl->var.lo > rl->var.hi;
+    return 0;
+}
+
+/* The ranged loops of the box (iter_end set): fixes their variables to the range's values. */
+static int ranged_loops(struct env *e, struct rloop *rl)
+{
+    if (!e->a->ranges)
+        return -1;
+    for (unsigned k = 0; k < e->nloops; k++) {
+        if (!e->a->loops[k].ranged)
+            continue;
+        if (ranged_loop(e, k, &rl[k]) != 0)
+            return -1;
+        e->var[VAR_LOOP + k] = rl[k].var;
+        e->fixed[VAR_LOOP + k] = 1;
+    }
+    return 0;
+}
+
+/* Whether a site runs in the range: inside its loop when the loop has iterations there; after
+ * it where a work-item's loop may end there (its last iteration in the range, or none at all
+ * in the first range; the next range's start too, whichever side of the check it falls on). */
+static int site_in_range(const struct env *e, const struct translate_asite *s, const struct rloop *rl)
+{
+    if (s->range_part == 0 || s->range_loop >= e->nloops)
+        return 1;
+    const struct rloop *r = &rl[s->range_loop];
+    if (s->range_part == 1)
+        return !r->empty;
+    wide i0 = (wide)e->l->iter_first, i1 = (wide)e->l->iter_end;
+    return r->tmax >= i0 && r->tmin <= i1; /* some trip count t in [i0, i1] */
+}
+
+int translate_affine_ranges(const struct translate_affine *a, const struct translate_alaunch *l,
+                            unsigned long long granule,
+                            void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx)
+{
+    struct env e;
+    struct rloop rl[MAX_LOOPS];
+    if (env_init(&e, a, l) != 0 || (l->iter_end != 0 && ranged_loops(&e, rl) != 0))
+        return -1;
     struct out o = {range, ctx};
     for (unsigned i = 0; i < a->nsites; i++) {
         e.evals = 0;
+        if (l->iter_end != 0 && !site_in_range(&e, &a->sites[i], rl))
+            continue;
         if (refine(&e, &a->sites[i], i, (wide)(granule ? granule : 1), &o) != 0)
             return -1;
     }
+    return 0;
+}
+
+int translate_affine_more(const struct translate_affine *a, const struct translate_alaunch *l, int *more)
+{
+    struct env e;
+    struct rloop rl[MAX_LOOPS];
+    if (env_init(&e, a, l) != 0 || l->iter_end == 0 || ranged_loops(&e, rl) != 0)
+        return -1;
+    *more = 0;
+    for (unsigned k = 0; k < e.nloops; k++)
+        *more |= a->loops[k].ranged && rl[k].tmax > (wide)l->iter_end;
     return 0;
 }

@@ -80,6 +80,7 @@ struct tr_call {
 };
 
 /* What one function does with global memory, in terms of its own parameters. */
+#define TR_MAX_RANGED 16
 struct tr_fn {
     char *usr, *name;
     CXCursor cursor;
@@ -91,6 +92,10 @@ struct tr_fn {
     int work_group; /* barriers, __local variables or work-group builtins (translate_kernel) */
     struct tr_call *calls;
     size_t ncalls;
+    /* Kernels: the spans of the loops whose iterations vast_iters restricts (stride.c, resume.c;
+     * set before affine.c describes the kernel, which marks them ranged). */
+    unsigned ranged[TR_MAX_RANGED][2];
+    unsigned nranged;
 };
 
 struct tr_unit {

@@ -139,12 +139,13 @@ void tr_meta_unit(struct tr_unit *u)
                 k->may_be_non_idempotent = 1;
         }
         k->paged_ok = !a.diag;
-        if (k->paged_ok)
-            k->affine = tr_affine_kernel(u, fn);
+        fn->nranged = 0; /* the ranged loops first: the host description marks them */
         if (k->paged_ok)
             k->iteration_ranges = tr_stride_kernel(u, fn);
         if (k->paged_ok && !k->iteration_ranges)
             k->iteration_ranges = k->resumable = tr_resume_kernel(u, fn, k);
+        if (k->paged_ok)
+            k->affine = tr_affine_kernel(u, fn);
         if (a.diag && a.diag_fn && strcmp(a.diag_fn, fn->name))
             tr_diag_add(u, fn->cursor, fn->name, "helper", "calls %s, which cannot be "
                         "translated (see its diagnostic)", a.diag_fn);

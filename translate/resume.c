@@ -694,6 +694,8 @@ int tr_resume_kernel(struct tr_unit *u, struct tr_fn *fn, struct translate_kerne
         ok = tr_cursor_span(clang_Cursor_getArgument(fn->cursor, fn->nparams - 1), &ps, &pe) == 0;
         if (ok) {
             rewrite(x, body, l, r, g);
+            if (tr_cursor_span(l, &fn->ranged[0][0], &fn->ranged[0][1]) == 0)
+                fn->nranged = 1;
             tr_edit_add(&u->edits, pe, 0, 0, ", ulong2 vast_iters, __global uchar *vast_spill, __global uchar *vast_spill_in",
                         ", ulong2 vast_iters, __global uchar *vast_spill, __global uchar *vast_spill_in");
             k->spill_item_bytes = r;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define SERIAL_MAGIC 0x53525456u /* "VTRS" */
-#define SERIAL_FORMAT 3u /* 2: resumable loops' fields; 3: whole stores and their guards */
+#define SERIAL_FORMAT 4u /* 2: resumable loops' fields; 3: whole stores and their guards; 4: ranged loops */
 #define NULL_STRING UINT64_MAX
 
 /* A tripwire for the walk below: a field added to one of these structs must be walked too
@@ -23,7 +23,7 @@
 _Static_assert(sizeof(struct translate_kernel) == 80 && sizeof(struct translate_result) == 72 &&
                    sizeof(struct translate_arg) == 32 && sizeof(struct translate_diag) == 40 &&
                    sizeof(struct translate_anode) == 16 && sizeof(struct translate_aexpr) == 16 &&
-                   sizeof(struct translate_aloop) == 56 && sizeof(struct translate_asite) == 48 &&
+                   sizeof(struct translate_aloop) == 56 && sizeof(struct translate_asite) == 56 &&
                    sizeof(struct translate_aguard) == 40 &&
                    sizeof(struct translate_affine) == 32,
                "a struct of translate.h changed: walk its new fields in serial.c");
@@ -185,6 +185,8 @@ static void ser_affine(struct ser *s, struct translate_affine **pa)
         SER_INT(s, a->sites[i].whole, 1);
         ser_aexpr(s, &a->sites[i].offset);
         ser_guards(s, &a->sites[i]);
+        SER_INT(s, a->sites[i].range_part, 2);
+        SER_INT(s, a->sites[i].range_loop, UINT32_MAX);
     }
     n = a->nloops;
     if (!ser_array(s, (void **)&a->loops, &n, sizeof *a->loops))
@@ -196,7 +198,12 @@ static void ser_affine(struct ser *s, struct translate_affine **pa)
         ser_aexpr(s, &a->loops[i].bound);
         ser_aexpr(s, &a->loops[i].step);
         SER_INT(s, a->loops[i].cmp, TRANSLATE_ACMP_GE);
+        SER_INT(s, a->loops[i].ranged, 1);
     }
+    SER_INT(s, a->ranges, 1);
+    for (unsigned i = 0; i < a->nsites && !s->bad; i++) /* a site's ranged loop is one of them */
+        s->bad = a->sites[i].range_part != 0 && (a->sites[i].range_loop >= a->nloops ||
+                                                 !a->loops[a->sites[i].range_loop].ranged);
 }
 
 static void ser_kernel(struct ser *s, struct translate_kernel *k)

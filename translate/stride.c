@@ -489,8 +489,12 @@ int tr_stride_kernel(struct tr_unit *u, struct tr_fn *fn)
     unsigned ps, pe;
     if (tr_cursor_span(clang_Cursor_getArgument(fn->cursor, fn->nparams - 1), &ps, &pe) != 0)
         return 0;
-    for (unsigned i = 0; i < x.nloops; i++)
+    for (unsigned i = 0; i < x.nloops; i++) {
         rewrite_loop(u, x.loops[i]);
+        if (fn->nranged < TR_MAX_RANGED && tr_cursor_span(x.loops[i], &fn->ranged[fn->nranged][0],
+                                                          &fn->ranged[fn->nranged][1]) == 0)
+            fn->nranged++;
+    }
     tr_edit_add(&u->edits, pe, 0, 0, ", ulong2 vast_iters", ", ulong2 vast_iters");
     return 1;
 }

@@ -190,6 +190,7 @@ struct translate_aloop {
                                     first are single values, the range ends at the last value
                                     the loop reaches (t < n, t += 16: n - 16 for n a multiple) */
     unsigned char cmp;       /* enum translate_acmp */
+    unsigned char ranged;    /* 1: a loop whose iterations vast_iters restricts (iteration_ranges) */
 };
 
 /* A condition on a store (translate_asite.whole): holds when lhs < rhs (LT) or lhs <= rhs (LE),
@@ -214,6 +215,9 @@ struct translate_asite {
     struct translate_aexpr offset; /* in bytes (the index times the element size) */
     struct translate_aguard *guards;
     unsigned nguards;
+    unsigned char range_part; /* iteration ranges: 0 the site runs in any range; 1 inside ranged loop
+                                 range_loop; 2 after it (in the range where its loop ends) */
+    unsigned range_loop;
 };
 
 struct translate_affine {
@@ -221,6 +225,8 @@ struct translate_affine {
     unsigned nsites;
     struct translate_aloop *loops; /* enclosing loops before the loops they enclose */
     unsigned nloops;
+    unsigned char ranges; /* 1: every loop iteration ranges restrict is one of loops (ranged), so
+                             the sets of an iteration range can be evaluated (alaunch.iter_end) */
 };
 
 /* One launch as the evaluator sees it: the NDRange, the scalar arguments' recorded bytes
@@ -233,6 +239,10 @@ struct translate_alaunch {
     const size_t *arg_sizes;
     unsigned num_args;
     unsigned long long group_first[3], group_last[3];
+    /* Iteration ranges (translate_kernel.iteration_ranges, translate_affine.ranges): when
+     * iter_end != 0, only iterations [iter_first, iter_end) of the ranged loops (0-based, the
+     * kernel's vast_iters) and the sites their range_part places there count. */
+    unsigned long long iter_first, iter_end;
 };
 
 /* Calls range(ctx, site, lo, end) for byte ranges [lo, end) of site's buffer that together
@@ -246,6 +256,12 @@ void translate_affine_free(struct translate_affine *a);
 int translate_affine_ranges(const struct translate_affine *a, const struct translate_alaunch *l,
                             unsigned long long granule,
                             void (*range)(void *ctx, unsigned site, long long lo, long long end), void *ctx);
+
+/* With iter_end set: *more = 1 when a work-item of the box may have iterations of a ranged loop
+ * at or past iter_end (the inspector's vast_status[2]; an upper bound: it may say 1 where no
+ * work-item has, never 0 where one has). Returns 0, or -1 when it cannot tell (no ranges, a
+ * step that is not one positive value, an interval that does not fit). */
+int translate_affine_more(const struct translate_affine *a, const struct translate_alaunch *l, int *more);
 
 /* Written ranges (translate/cover.c): calls range(ctx, site, lo, end) for byte ranges
  * [lo, end) of the buffer of a whole-store site (whole = 1) that the box's work-items

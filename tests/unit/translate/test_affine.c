@@ -119,6 +119,28 @@ static void test_matrixmul(void **state)
     /* C[row * n + col] */
     EXPECT(&a->sites[2].offset, U64(GID, 1), U64(ARG, 4), U64(MUL, 0), U64(GID, 0),
            U64(ADD, 0), SCALE(4));
+    /* the t loop runs in iteration ranges (resumable): A and B inside it, C after it */
+    assert_true(kernel(r, "matrixMul")->resumable);
+    assert_int_equal(a->ranges, 1);
+    assert_int_equal(a->loops[0].ranged, 1);
+    assert_int_equal(a->sites[0].range_part, 1);
+    assert_int_equal(a->sites[1].range_part, 1);
+    assert_int_equal(a->sites[2].range_part, 2);
+    assert_int_equal(a->sites[2].range_loop, 0);
+    translate_result_free(r);
+    /* a grid-stride loop (stride.c): its loop is ranged, its site inside; a while loop that is
+     * ranged has no counted loop here, so the description has no ranges */
+    r = tr("__kernel void axpy(__global const float *x, __global float *y, uint n) {\n"
+           "  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) { y[i] += 2.0f * x[i]; } }\n"
+           "__kernel void w(__global float *y, uint n) { size_t i = get_global_id(0);\n"
+           "  while (i < n) { y[i] = 1.0f; i += get_global_size(0); } }\n");
+    a = affine(r, "axpy", 2, 1);
+    assert_true(kernel(r, "axpy")->iteration_ranges);
+    assert_int_equal(a->ranges, 1);
+    assert_int_equal(a->loops[0].ranged, 1);
+    for (unsigned i = 0; i < 2; i++)
+        assert_int_equal(a->sites[i].range_part, 1);
+    assert_false(kernel(r, "w")->affine != NULL && kernel(r, "w")->affine->ranges);
     translate_result_free(r);
 }
 
@@ -340,7 +362,7 @@ static void test_ranges(void **state)
     size_t sizes[5] = {0, 0, 0, 8, 8};
     /* work-group (0, 1) of a 64 x 64 launch in 16 x 16 groups */
     struct translate_alaunch l = {2, {64, 64, 1}, {16, 16, 1}, {0, 0, 0}, args, sizes, 5,
-                                  {0, 1, 0}, {0, 1, 0}};
+                                  {0, 1, 0}, {0, 1, 0}, 0, 0};
     struct box b;
     for (int i = 0; i < 4; i++)
         b.lo[i] = 1ll << 60, b.end[i] = -(1ll << 60);

@@ -46,7 +46,7 @@ static void test_contiguous_exact(void **state)
     /* y[i] with int i = get_global_id(0), float elements */
     struct translate_anode off[] = {U64(GLOBAL_ID, 0), S32(CAST, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
     struct translate_asite site = {1, 4, TRANSLATE_READ | TRANSLATE_WRITE, .offset = EXPR(off)};
-    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_affine a = {&site, 1, NULL, 0, 0};
     struct translate_alaunch l = launch1(1000, 64, 2, 3);
     struct got g = {0};
     assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
@@ -70,7 +70,7 @@ static void test_strided_refined(void **state)
     struct translate_anode off[] = {U64(LOCAL_ID, 0), U64(CONST, 32768), U64(MUL, 0), U64(GROUP_ID, 1),
                                     U64(ADD, 0),      S64(CAST, 0),      S64(CONST, 4), S64(MUL, 0)};
     struct translate_asite site = {0, 4, TRANSLATE_READ, .offset = EXPR(off)};
-    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_affine a = {&site, 1, NULL, 0, 0};
     struct translate_alaunch l = {.dims = 2, .global_size = {16, 64, 1}, .local_size = {16, 1, 1},
                                   .group_first = {0, 5, 0}, .group_last = {0, 5, 0}};
     struct got g = {0};
@@ -91,9 +91,9 @@ static void test_matrixmul_loop(void **state)
     struct translate_anode off[] = {U64(LOOP, 0), U64(LOCAL_ID, 1), U64(ADD, 0), U64(ARG, 4), U64(MUL, 0),
                                     U64(GLOBAL_ID, 0), U64(ADD, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
     struct translate_anode first[] = {U64(CONST, 0)}, bound[] = {U64(ARG, 4)}, step[] = {U64(CONST, 16)};
-    struct translate_aloop loop = {EXPR(first), EXPR(bound), EXPR(step), TRANSLATE_ACMP_LT};
+    struct translate_aloop loop = {EXPR(first), EXPR(bound), EXPR(step), TRANSLATE_ACMP_LT, 0};
     struct translate_asite site = {2, 4, TRANSLATE_READ, .offset = EXPR(off)};
-    struct translate_affine a = {&site, 1, &loop, 1};
+    struct translate_affine a = {&site, 1, &loop, 1, 0};
     unsigned long long n = 256;
     const void *args[5] = {NULL, NULL, NULL, NULL, &n};
     size_t sizes[5] = {8, 8, 8, 8, 8};
@@ -121,9 +121,9 @@ static void test_matrixmul_loop(void **state)
     struct translate_anode off2[] = {S64(LOOP, 0), S64(CONST, 1), S64(SUB, 0), S64(CONST, 4), S64(MUL, 0)};
     struct translate_anode first2[] = {U64(ARG, 4), S64(CAST, 0)}, bound2[] = {S64(CONST, 1)};
     struct translate_anode step2[] = {S64(CONST, 1)};
-    struct translate_aloop down = {EXPR(first2), EXPR(bound2), EXPR(step2), TRANSLATE_ACMP_GE};
+    struct translate_aloop down = {EXPR(first2), EXPR(bound2), EXPR(step2), TRANSLATE_ACMP_GE, 0};
     struct translate_asite site2 = {0, 4, TRANSLATE_READ, .offset = EXPR(off2)};
-    struct translate_affine a2 = {&site2, 1, &down, 1};
+    struct translate_affine a2 = {&site2, 1, &down, 1, 0};
     g.n = 0;
     assert_int_equal(translate_affine_ranges(&a2, &l, 1 << 20, collect, &g), 0);
     assert_int_equal(g.n, 1);
@@ -138,7 +138,7 @@ static void test_remainder_and_shifts(void **state)
     struct translate_anode off[] = {U64(GLOBAL_ID, 0), U64(CONST, 64), U64(REM, 0), U64(CONST, 2), U64(SHL, 0),
                                     U64(CONST, 1),     U64(SHR, 0),    S64(CAST, 0), S64(CONST, 1), S64(MUL, 0)};
     struct translate_asite site = {0, 1, TRANSLATE_READ, .offset = EXPR(off)};
-    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_affine a = {&site, 1, NULL, 0, 0};
     struct translate_alaunch l = launch1(1024, 16, 5, 5); /* gids 80..95: 16..31 */
     struct got g = {0};
     assert_int_equal(translate_affine_ranges(&a, &l, 4096, collect, &g), 0);
@@ -160,7 +160,7 @@ static void test_refused(void **state)
      * modulo 2^64, so the range holds it as -1 (FDTD3d's guarded-out edges) */
     struct translate_anode wrap[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0), S64(CAST, 0)};
     struct translate_asite s1 = {0, 4, TRANSLATE_READ, .offset = EXPR(wrap)};
-    struct translate_affine a1 = {&s1, 1, NULL, 0};
+    struct translate_affine a1 = {&s1, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a1, &l, 4096, collect, &g), 0);
     assert_int_equal(g.lo[g.n - 1], -1);
     assert_int_equal(g.end[g.n - 1], 63 - 1 + 4);
@@ -168,19 +168,19 @@ static void test_refused(void **state)
     struct translate_anode wdiv[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0), U64(CONST, 2), U64(DIV, 0),
                                      S64(CAST, 0)};
     struct translate_asite s1d = {0, 4, TRANSLATE_READ, .offset = EXPR(wdiv)};
-    struct translate_affine a1d = {&s1d, 1, NULL, 0};
+    struct translate_affine a1d = {&s1d, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a1d, &l, 4096, collect, &g), -1);
     struct translate_anode wwide[] = {U64(GLOBAL_ID, 0), {TRANSLATE_AOP_CAST, 32, 0, 0}, {TRANSLATE_AOP_CONST, 32, 0, 1},
                                       {TRANSLATE_AOP_SUB, 32, 0, 0}, S64(CAST, 0)};
     struct translate_asite s1w = {0, 4, TRANSLATE_READ, .offset = EXPR(wwide)};
-    struct translate_affine a1w = {&s1w, 1, NULL, 0};
+    struct translate_affine a1w = {&s1w, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a1w, &l, 4096, collect, &g), -1);
     /* nor as a loop bound: for (size_t k = 0; k < gid - 1; k++) a[k] */
     struct translate_anode lfirst[] = {U64(CONST, 0)}, lbound[] = {U64(GLOBAL_ID, 0), U64(CONST, 1), U64(SUB, 0)};
     struct translate_anode loff[] = {U64(LOOP, 0), S64(CAST, 0)};
-    struct translate_aloop lp = {EXPR(lfirst), EXPR(lbound), {NULL, 0}, TRANSLATE_ACMP_LT};
+    struct translate_aloop lp = {EXPR(lfirst), EXPR(lbound), {NULL, 0}, TRANSLATE_ACMP_LT, 0};
     struct translate_asite s1l = {0, 4, TRANSLATE_READ, .offset = EXPR(loff)};
-    struct translate_affine a1l = {&s1l, 1, &lp, 1};
+    struct translate_affine a1l = {&s1l, 1, &lp, 1, 0};
     assert_int_equal(translate_affine_ranges(&a1l, &l, 4096, collect, &g), -1);
     /* all fine for groups past the first */
     l.group_first[0] = 1;
@@ -191,21 +191,21 @@ static void test_refused(void **state)
     struct translate_anode ovf[] = {U64(GLOBAL_ID, 0), S32(CAST, 0), S32(CONST, 1 << 30), S32(MUL, 0),
                                     S64(CAST, 0)};
     struct translate_asite s2 = {0, 4, TRANSLATE_READ, .offset = EXPR(ovf)};
-    struct translate_affine a2 = {&s2, 1, NULL, 0};
+    struct translate_affine a2 = {&s2, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a2, &l, 4096, collect, &g), -1);
     /* division by a local id that may be 0 */
     struct translate_anode div0[] = {U64(GLOBAL_ID, 0), U64(LOCAL_ID, 0), U64(DIV, 0), S64(CAST, 0)};
     struct translate_asite s3 = {0, 4, TRANSLATE_READ, .offset = EXPR(div0)};
-    struct translate_affine a3 = {&s3, 1, NULL, 0};
+    struct translate_affine a3 = {&s3, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a3, &l, 4096, collect, &g), -1);
     /* a scalar argument that was not recorded, a malformed expression */
     struct translate_anode arg[] = {S64(ARG, 0)};
     struct translate_asite s4 = {0, 4, TRANSLATE_READ, .offset = EXPR(arg)};
-    struct translate_affine a4 = {&s4, 1, NULL, 0};
+    struct translate_affine a4 = {&s4, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a4, &l, 4096, collect, &g), -1);
     struct translate_anode bad[] = {S64(ADD, 0)};
     struct translate_asite s5 = {0, 4, TRANSLATE_READ, .offset = EXPR(bad)};
-    struct translate_affine a5 = {&s5, 1, NULL, 0};
+    struct translate_affine a5 = {&s5, 1, NULL, 0, 0};
     assert_int_equal(translate_affine_ranges(&a5, &l, 4096, collect, &g), -1);
 }
 
@@ -223,8 +223,8 @@ static void test_written(void **state)
     struct translate_anode gid[] = {U64(GLOBAL_ID, 0)};
     struct translate_anode narg[] = {{TRANSLATE_AOP_ARG, 32, 0, 1}, U64(CAST, 0)};
     struct translate_aguard lt = {EXPR(gid), EXPR(narg), TRANSLATE_ACMP_LT};
-    struct translate_asite site = {0, 4, TRANSLATE_WRITE, 1, EXPR(off), &lt, 1};
-    struct translate_affine a = {&site, 1, NULL, 0};
+    struct translate_asite site = {0, 4, TRANSLATE_WRITE, 1, EXPR(off), &lt, 1, 0, 0};
+    struct translate_affine a = {&site, 1, NULL, 0, 0};
     struct translate_alaunch l = launch1(1024, 64, 0, 3);
     l.args = args;
     l.arg_sizes = sizes;
@@ -259,21 +259,21 @@ static void test_written(void **state)
     assert_int_equal(g.n, 0);
     /* every other element, out[2 * i]: not dense */
     struct translate_anode off2[] = {U64(GLOBAL_ID, 0), S64(CAST, 0), S64(CONST, 8), S64(MUL, 0)};
-    struct translate_asite sparse = {0, 4, TRANSLATE_WRITE, 1, EXPR(off2), NULL, 0};
+    struct translate_asite sparse = {0, 4, TRANSLATE_WRITE, 1, EXPR(off2), NULL, 0, 0, 0};
     a.sites = &sparse, g.n = 0;
     translate_affine_written(&a, &l, collect, &g);
     assert_int_equal(g.n, 0);
     /* out[(int)(i - 10)] over ids 0..255: (i - 10) wraps in size_t for i < 10: nothing */
     struct translate_anode wrap[] = {U64(GLOBAL_ID, 0), U64(CONST, 10), U64(SUB, 0), S32(CAST, 0), S64(CAST, 0),
                                      S64(CONST, 4), S64(MUL, 0)};
-    struct translate_asite wraps = {0, 4, TRANSLATE_WRITE, 1, EXPR(wrap), NULL, 0};
+    struct translate_asite wraps = {0, 4, TRANSLATE_WRITE, 1, EXPR(wrap), NULL, 0, 0, 0};
     a.sites = &wraps, g.n = 0;
     translate_affine_written(&a, &l, collect, &g);
     assert_int_equal(g.n, 0);
     /* C[row * 100 + col], 2-D: one run per row of the box, adjacent */
     struct translate_anode mm[] = {U64(GLOBAL_ID, 1), U64(CONST, 100), U64(MUL, 0), U64(GLOBAL_ID, 0), U64(ADD, 0),
                                    S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
-    struct translate_asite msite = {0, 4, TRANSLATE_WRITE, 1, EXPR(mm), NULL, 0};
+    struct translate_asite msite = {0, 4, TRANSLATE_WRITE, 1, EXPR(mm), NULL, 0, 0, 0};
     struct translate_alaunch l2 = {.dims = 2, .global_size = {100, 12, 1}, .local_size = {50, 4, 1},
                                    .group_first = {0, 1, 0}, .group_last = {1, 1, 0}};
     a.sites = &msite, g.n = 0;
@@ -283,6 +283,80 @@ static void test_written(void **state)
         assert_true(g.lo[i] == (4 + i) * 400 && g.end[i] == (5 + i) * 400);
 }
 
+/* Iteration ranges: B[(t * 16 + ty) * n + col] inside the ranged loop for (t = 0; t < n / 16;
+ * t++), C[row * n + col] after it; only iterations [iter_first, iter_end) count. */
+static void test_iteration_ranges(void **state)
+{
+    (void)state;
+    struct translate_anode boff[] = {U64(LOOP, 0), U64(CONST, 16), U64(MUL, 0), U64(LOCAL_ID, 1), U64(ADD, 0),
+                                     U64(ARG, 0), U64(MUL, 0), U64(GLOBAL_ID, 0), U64(ADD, 0), S64(CAST, 0),
+                                     S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode coff[] = {U64(GLOBAL_ID, 1), U64(ARG, 0), U64(MUL, 0), U64(GLOBAL_ID, 0), U64(ADD, 0),
+                                     S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode first[] = {U64(CONST, 0)}, bound[] = {U64(ARG, 0), U64(CONST, 16), U64(DIV, 0)},
+                           step[] = {U64(CONST, 1)};
+    struct translate_aloop loop = {EXPR(first), EXPR(bound), EXPR(step), TRANSLATE_ACMP_LT, 1};
+    struct translate_asite sites[2] = {{1, 4, TRANSLATE_READ, .offset = EXPR(boff), .range_part = 1},
+                                       {2, 4, TRANSLATE_WRITE, .offset = EXPR(coff), .range_part = 2}};
+    struct translate_affine a = {sites, 2, &loop, 1, 1};
+    unsigned long long n = 256; /* 16 iterations */
+    const void *args[1] = {&n};
+    size_t sizes[1] = {8};
+    /* the whole first row of work-groups: all 256 columns, rows 0..15 */
+    struct translate_alaunch l = {.dims = 2, .global_size = {256, 256, 1}, .local_size = {16, 16, 1},
+                                  .args = args, .arg_sizes = sizes, .num_args = 1,
+                                  .group_first = {0, 0, 0}, .group_last = {15, 0, 0}, .iter_first = 2, .iter_end = 4};
+    struct got g = {0};
+    assert_int_equal(translate_affine_ranges(&a, &l, 1024, collect, &g), 0);
+    long long lo = 1ll << 62, end = 0;
+    for (int i = 0; i < g.n; i++) {
+        assert_int_equal(g.site[i], 0); /* C's store is not in this range */
+        lo = g.lo[i] < lo ? g.lo[i] : lo, end = g.end[i] > end ? g.end[i] : end;
+    }
+    assert_int_equal(lo, 32 * 256 * 4); /* rows 32..63 of B */
+    assert_int_equal(end, 64 * 256 * 4);
+    int more = 0;
+    assert_int_equal(translate_affine_more(&a, &l, &more), 0);
+    assert_true(more);
+    /* the last range: B's rows 224..255 and C's rows 0..15; nothing past it */
+    l.iter_first = 14, l.iter_end = 16, g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 1024, collect, &g), 0);
+    int c = 0;
+    for (int i = 0; i < g.n; i++)
+        if (g.site[i] == 1) {
+            c++;
+            assert_true(g.lo[i] >= 0 && g.end[i] <= 16 * 256 * 4);
+        } else {
+            assert_true(g.lo[i] >= 224 * 256 * 4);
+        }
+    assert_true(c > 0);
+    assert_int_equal(translate_affine_more(&a, &l, &more), 0);
+    assert_false(more);
+    /* past the end: no B; C's store still counts where a loop ends at the range's start (which
+     * side of the range's boundary runs it is the kernel's: a superset takes both) */
+    l.iter_first = 16, l.iter_end = 32, g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 1024, collect, &g), 0);
+    for (int i = 0; i < g.n; i++)
+        assert_int_equal(g.site[i], 1);
+    l.iter_first = 17, g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 1024, collect, &g), 0);
+    assert_int_equal(g.n, 0);
+    /* without the range: everything, as before */
+    l.iter_first = 0, l.iter_end = 0, g.n = 0;
+    assert_int_equal(translate_affine_ranges(&a, &l, 1 << 30, collect, &g), 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(translate_affine_more(&a, &l, &more), -1);
+    /* a description without ranges cannot evaluate one */
+    a.ranges = 0;
+    l.iter_end = 4;
+    assert_int_equal(translate_affine_ranges(&a, &l, 1024, collect, &g), -1);
+    /* nor a loop whose step is not one positive value */
+    a.ranges = 1;
+    struct translate_anode vstep[] = {U64(GLOBAL_ID, 0)};
+    loop.step = (struct translate_aexpr)EXPR(vstep);
+    assert_int_equal(translate_affine_ranges(&a, &l, 1024, collect, &g), -1);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_contiguous_exact, test_strided_refined, test_matrixmul_loop, test_remainder_and_shifts,
-                 test_refused, test_written)
+                 test_refused, test_written, test_iteration_ranges)

@@ -17,7 +17,8 @@
 #include "vast_cmocka.h"
 
 /* Every kind of metadata: an affine kernel with nested counted loops, a grid-stride loop
- * (iteration_ranges), a loop that carries state (resumable, spill sizes), a whole store under
+ * (iteration_ranges), loops that carry state (resumable, spill sizes; one counted, with a
+ * store after it: ranged loop and sites placed inside and after), a whole store under
  * an early return and an if (guards), a work-group-bound
  * kernel with __local memory and atomics, data-dependent
  * addresses, and a rejected kernel (a diagnostic). */
@@ -29,6 +30,10 @@ static const char *const SRC =
     "  for (int r = 0; r < m; r++)\n"
     "    for (int c = r; c <= r + 8; c = c + 2) acc += b[row * n + c];\n"
     "  for (int i = n - 1; i >= 0; i--) a[i] = acc; }\n"
+    "__kernel void acc(__global const float *b, __global float *o, int n) {\n"
+    "  int row = get_global_id(0); float acc = 0;\n"
+    "  for (int t = 0; t < n; t++) { acc += b[row * n + t]; }\n"
+    "  o[row] = acc; }\n"
     "__kernel void grid(__global float *y, ulong n) {\n"
     "  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) { y[i] = 1; } }\n"
     "typedef struct { uint a, b; } state_t;\n"
@@ -89,6 +94,8 @@ static void assert_affine_eq(const struct translate_affine *a, const struct tran
             assert_aexpr_eq(&a->sites[i].guards[g].rhs, &b->sites[i].guards[g].rhs);
             assert_int_equal(a->sites[i].guards[g].cmp, b->sites[i].guards[g].cmp);
         }
+        assert_int_equal(a->sites[i].range_part, b->sites[i].range_part);
+        assert_int_equal(a->sites[i].range_loop, b->sites[i].range_loop);
     }
     assert_int_equal(a->nloops, b->nloops);
     for (unsigned i = 0; i < a->nloops; i++) {
@@ -96,7 +103,9 @@ static void assert_affine_eq(const struct translate_affine *a, const struct tran
         assert_aexpr_eq(&a->loops[i].bound, &b->loops[i].bound);
         assert_aexpr_eq(&a->loops[i].step, &b->loops[i].step);
         assert_int_equal(a->loops[i].cmp, b->loops[i].cmp);
+        assert_int_equal(a->loops[i].ranged, b->loops[i].ranged);
     }
+    assert_int_equal(a->ranges, b->ranges);
 }
 
 static void assert_kernel_eq(const struct translate_kernel *a, const struct translate_kernel *b)
@@ -155,6 +164,7 @@ static void assert_covers_everything(const struct translate_result *r)
 {
     int affine_loops = 0, ranges = 0, resumable = 0, bound = 0, atomics = 0, dd = 0, rejected = 0, const_ptr = 0, local = 0;
     int guards = 0; /* a whole store with guards of both kinds (<, <=) */
+    int placed = 0; /* a description with ranged loops: sites inside and after one */
     for (size_t i = 0; i < r->num_kernels; i++) {
         const struct translate_kernel *k = &r->kernels[i];
         affine_loops += k->affine != NULL && k->affine->nloops >= 2 && k->affine->nsites >= 2;
@@ -164,6 +174,8 @@ static void assert_covers_everything(const struct translate_result *r)
         atomics += k->uses_global_atomics;
         dd += k->data_dependent_addresses;
         rejected += !k->paged_ok;
+        for (unsigned t = 0; k->affine != NULL && k->affine->ranges && t < k->affine->nsites; t++)
+            placed |= 1 << k->affine->sites[t].range_part;
         for (unsigned t = 0; k->affine != NULL && t < k->affine->nsites; t++)
             guards += k->affine->sites[t].whole && k->affine->sites[t].nguards == 2 &&
                       k->affine->sites[t].guards[0].cmp != k->affine->sites[t].guards[1].cmp;
@@ -173,6 +185,7 @@ static void assert_covers_everything(const struct translate_result *r)
         }
     }
     assert_true(affine_loops && ranges && resumable && bound && atomics && dd && rejected && const_ptr && local && guards);
+    assert_int_equal(placed & 6, 6);
     assert_true(r->num_diags >= 1 && r->paged_source != NULL && r->inspector_source != NULL);
     assert_true(r->seconds > 0);
 }
