@@ -225,8 +225,9 @@ struct translate_affine {
     unsigned nsites;
     struct translate_aloop *loops; /* enclosing loops before the loops they enclose */
     unsigned nloops;
-    unsigned char ranges; /* 1: every loop iteration ranges restrict is one of loops (ranged), so
-                             the sets of an iteration range can be evaluated (alaunch.iter_end) */
+    unsigned char ranges; /* 1: every loop iteration ranges restrict is one of loops (ranged) and
+                             every site is inside or after one, so the sets of an iteration
+                             range can be evaluated (alaunch.iter_end) */
 };
 
 /* One launch as the evaluator sees it: the NDRange, the scalar arguments' recorded bytes

@@ -142,6 +142,16 @@ static void test_matrixmul(void **state)
         assert_int_equal(a->sites[i].range_part, 1);
     assert_false(kernel(r, "w")->affine != NULL && kernel(r, "w")->affine->ranges);
     translate_result_free(r);
+    /* a load before a resumable loop (NBody's pos = oldPos[i]): no ranges, the inspector plans */
+    r = tr("__kernel void pre(__global const float *a, __global float *o, int n) {\n"
+           "  int i = get_global_id(0); float p = a[i]; float acc = 0;\n"
+           "  for (int t = 0; t < n; t++) { acc += a[t] * p; }\n"
+           "  o[i] = acc; }\n");
+    assert_true(kernel(r, "pre")->resumable);
+    a = affine(r, "pre", 3, 1);
+    assert_int_equal(a->loops[0].ranged, 1);
+    assert_int_equal(a->ranges, 0);
+    translate_result_free(r);
 }
 
 static void test_locals_2d(void **state)
