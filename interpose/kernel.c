@@ -29,6 +29,9 @@ static void kernel_destroy(struct vast_object *obj)
     free(k->image_args);
     if (k->real != NULL)
         k->program->context->backend->dispatch->clReleaseKernel(k->real);
+    if (atomic_load(&k->app_refs) > 0) /* released by VAST itself (a failed creation) */
+        atomic_fetch_sub(&k->program->app_kernels, 1);
+    atomic_fetch_sub(&k->program->live_kernels, 1);
     VAST_RELEASE(k->program);
 }
 
@@ -42,6 +45,9 @@ static cl_kernel kernel_wrap(cl_program program, cl_kernel real)
     vast_object_init(&k->obj, VAST_MAGIC_KERNEL, kernel_destroy);
     k->real = real;
     k->program = program;
+    atomic_store(&k->app_refs, 1);
+    atomic_fetch_add(&program->live_kernels, 1);
+    atomic_fetch_add(&program->app_kernels, 1);
     VAST_RETAIN(program);
     program->context->backend->dispatch->clGetKernelInfo(real, CL_KERNEL_FUNCTION_NAME, sizeof k->name, k->name,
                                                          NULL);
@@ -112,7 +118,28 @@ cl_kernel vast_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
     return k;
 }
 
-VAST_RETAIN_RELEASE(vast_clRetainKernel, vast_clReleaseKernel, cl_kernel, kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL)
+/* The application's references are counted apart from VAST's (a launch holds its kernel until
+ * it is reaped): a program none of whose kernels the application holds can be rebuilt. */
+cl_int vast_clRetainKernel(cl_kernel kernel)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    if (atomic_fetch_add(&kernel->app_refs, 1) == 0)
+        atomic_fetch_add(&kernel->program->app_kernels, 1);
+    VAST_RETAIN(kernel);
+    return CL_SUCCESS;
+}
+
+cl_int vast_clReleaseKernel(cl_kernel kernel)
+{
+    VAST_CHECK(kernel, VAST_MAGIC_KERNEL, CL_INVALID_KERNEL);
+    uint32_t n = atomic_load(&kernel->app_refs);
+    while (n > 0 && !atomic_compare_exchange_weak(&kernel->app_refs, &n, n - 1))
+        ;
+    if (n == 1)
+        atomic_fetch_sub(&kernel->program->app_kernels, 1);
+    VAST_RELEASE(kernel);
+    return CL_SUCCESS;
+}
 
 #define KERNEL_BACKEND(k) ((k)->program->context->backend)
 

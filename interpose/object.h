@@ -190,6 +190,10 @@ struct _cl_program {
     enum vast_program_origin origin;
     struct vast_launch_program *launch; /* translation and paged programs (variant.c) */
     struct vast_launch_program *retired; /* those of earlier builds, kept while the program lives */
+    /* Its kernels alive, and those the application holds (kernel.c): VAST's commands hold a
+     * kernel a while after the application released it, so the real program may still have it
+     * attached when the application rebuilds (program.c waits for those). */
+    _Atomic uint32_t live_kernels, app_kernels;
 };
 
 struct _cl_kernel {
@@ -203,6 +207,7 @@ struct _cl_kernel {
     cl_mem *image_args;  /* per argument: an image made from a virtual buffer, retained, or NULL
                           * (kernel.c, obj.lock); image_nargs entries */
     cl_uint image_nargs;
+    _Atomic uint32_t app_refs; /* the application's references (clCreateKernel*, clRetainKernel) */
 };
 
 struct vast_event_callback;

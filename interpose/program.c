@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void program_destroy(struct vast_object *obj)
 {
@@ -263,6 +264,23 @@ static struct vast_trampoline *build_callback(cl_program program, void(CL_CALLBA
     return t;
 }
 
+/* A rebuild the real driver refused (CL_INVALID_OPERATION: kernels attached) where the
+ * application holds none of the program's kernels: VAST's commands still hold some, released
+ * when they are reaped (the CTS's options_build_macro rebuilt right after reading its result and
+ * got CL_INVALID_OPERATION through VAST). Waits for them, at most 30 s; true when none is left,
+ * so the caller builds again. */
+static bool kernels_drained(cl_program program, cl_int err)
+{
+    if (err != CL_INVALID_OPERATION || atomic_load(&program->app_kernels) != 0)
+        return false;
+    for (int i = 0; i < 30000 && atomic_load(&program->live_kernels) != 0; i++) {
+        if (atomic_load(&program->app_kernels) != 0)
+            return false;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return atomic_load(&program->live_kernels) == 0;
+}
+
 /* What a (re)build replaced, for program_settle_options. */
 struct rebuild {
     char *old_options;
@@ -321,6 +339,9 @@ cl_int vast_clBuildProgram(cl_program program, cl_uint num_devices, const cl_dev
         struct rebuild r = program_set_options(program, options);
         err = fn(real, num_devices, (const cl_device_id *)devices.items, options,
                  t ? vast_trampoline_program_run : NULL, t);
+        if (kernels_drained(program, err))
+            err = fn(real, num_devices, (const cl_device_id *)devices.items, options,
+                     t ? vast_trampoline_program_run : NULL, t);
         program_settle_options(program, &r, err);
         vast_trampoline_settle(t, err);
     }
@@ -366,9 +387,13 @@ cl_int vast_clCompileProgram(cl_program program, cl_uint num_devices, const cl_d
         t = build_callback(program, pfn_notify, user_data, &err);
     if (err == CL_SUCCESS) {
         struct rebuild r = program_set_options(program, options);
-        err = fn(real, num_devices, (const cl_device_id *)devices.items, options, num_input_headers,
-                 num_input_headers ? (const cl_program *)headers.items : NULL, header_include_names,
-                 t ? vast_trampoline_program_run : NULL, t);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            err = fn(real, num_devices, (const cl_device_id *)devices.items, options, num_input_headers,
+                     num_input_headers ? (const cl_program *)headers.items : NULL, header_include_names,
+                     t ? vast_trampoline_program_run : NULL, t);
+            if (attempt > 0 || !kernels_drained(program, err))
+                break;
+        }
         program_settle_options(program, &r, err);
         vast_trampoline_settle(t, err);
     }

@@ -155,6 +155,35 @@ static void test_rebuild_with_other_options(void **state)
             if (y[i] != x[i] * val + (cl_uint)i)
                 fail_msg("build %u: y[%zu] = %u, expected %u", val, i, y[i], x[i] * val + (cl_uint)i);
     }
+    /* as the CTS's compiler options_build_macro does: one work-item, the result read back, the
+     * buffers and then the kernel released, and the program built again at once, many times on
+     * one queue: VAST's launch may still hold the kernel (it is reaped a little later), which
+     * must not make the rebuild fail (it did, 2 runs in 15 of that test at 16M) */
+    cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
+    CHECK_CL(err);
+    for (cl_uint round = 0; round < 100; round++) {
+        cl_kernel k = clCreateKernel(p, "scaled", &err);
+        CHECK_CL(err);
+        cl_mem bx = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 4, x, &err);
+        CHECK_CL(err);
+        cl_mem by = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+        CHECK_CL(err);
+        CHECK_CL(clSetKernelArg(k, 0, sizeof bx, &bx));
+        CHECK_CL(clSetKernelArg(k, 1, sizeof by, &by));
+        size_t one = 1;
+        CHECK_CL(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL, NULL));
+        CHECK_CL(clEnqueueReadBuffer(q, by, CL_TRUE, 0, 4, y, 0, NULL, NULL));
+        assert_int_equal(y[0], x[0] * (round + 3));
+        CHECK_CL(clReleaseMemObject(by));
+        CHECK_CL(clReleaseMemObject(bx));
+        CHECK_CL(clReleaseKernel(k));
+        char opts[32];
+        snprintf(opts, sizeof opts, "-D VAL=%uu", round + 4);
+        err = clBuildProgram(p, 1, &device, opts, NULL, NULL);
+        if (err != CL_SUCCESS)
+            fail_msg("rebuild %u right after the kernel's release failed: %d", round, err);
+    }
+    CHECK_CL(clReleaseCommandQueue(q));
     CHECK_CL(clReleaseProgram(p));
 }
 
