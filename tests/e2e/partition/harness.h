@@ -54,6 +54,19 @@ bool harness_refusal_logged(const char *out, const char *kernel, const char *con
 /* Prints `out` indented, for a failure report. */
 void harness_dump(const char *out);
 
+/* A kernel the translator refuses (a packed member's read-modify-write, which never runs):
+ * unpageable(in, out, __local tmp) computes out[i] = in[i] * 2 + 1. As a string literal, so a
+ * program can append kernels of its own. */
+#define HARNESS_SRC_UNPAGEABLE                                                                  \
+    "typedef struct __attribute__((packed)) { uchar c; float x; } pk;\n"                       \
+    "__kernel void unpageable(__global const float *in, __global float *out, __local float *tmp) {\n" \
+    "  size_t i = get_global_id(0);\n"                                                          \
+    "  tmp[get_local_id(0)] = in[i];\n"                                                         \
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"                                                         \
+    "  out[i] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"                                          \
+    "  if (i == (size_t)-1) ((__global pk *)out)->x += 1.0f;\n"                                 \
+    "}\n"
+
 /* The parent's command line shared by the partition e2e programs: [--pages LIST] and
  * [--fractions LIST] (each only where it starts non-NULL: its default), [--only NAME[,NAME]]
  * (or --case), [--flip], and the vendors folder from PARTITION_ICD_DIR (the real platform, "Portable"

@@ -328,19 +328,9 @@ static void make_async(struct job *j)
     *j = (struct job){src_async, "", "async_copy", 1, {n}, {64}, {0}, true, false, 0, 3,
                       {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), {JA_LOCAL, 64 * 4, NULL}}};
 }
-/* The member's read-modify-write is never executed; the translator refuses it anyway. */
-static const char *src_unpageable =
-    "typedef struct __attribute__((packed)) { uchar c; float x; } pk;\n"
-    "__kernel void unpageable(__global const float *in, __global float *out, __local float *tmp) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  tmp[get_local_id(0)] = in[i];\n"
-    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "  out[i] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
-    "  if (i == (size_t)-1) ((__global pk *)out)->x += 1.0f;\n"
-    "}\n";
 static void make_unpageable(struct job *j, size_t n)
 {
-    *j = (struct job){src_unpageable, "", "unpageable", 1, {n}, {64}, {0}, true, false, 0, 3,
+    *j = (struct job){HARNESS_SRC_UNPAGEABLE, "", "unpageable", 1, {n}, {64}, {0}, true, false, 0, 3,
                       {BUF(n * 4, rnd_f32(n)), BUF(n * 4, poison(n * 4)), {JA_LOCAL, 64 * 4, NULL}}};
 }
 static void make_unpageable_fits(struct job *j) { make_unpageable(j, 256u << 10); }

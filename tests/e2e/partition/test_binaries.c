@@ -46,16 +46,8 @@ static const char *src_axpb =
     "}\n";
 static const char *opt_axpb = "-D SHIFT=3";
 
-/* The member's read-modify-write never runs; the translator refuses the kernel anyway. */
 static const char *src_unpageable =
-    "typedef struct __attribute__((packed)) { uchar c; float x; } pk;\n"
-    "__kernel void unpageable(__global const float *in, __global float *out, __local float *tmp) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  tmp[get_local_id(0)] = in[i];\n"
-    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "  out[i] = tmp[get_local_id(0)] * 2.0f + 1.0f;\n"
-    "  if (i == (size_t)-1) ((__global pk *)out)->x += 1.0f;\n"
-    "}\n"
+    HARNESS_SRC_UNPAGEABLE
     "__kernel void bump(__global uint *a, uint v, uint n) {\n"
     "  size_t i = get_global_id(0);\n"
     "  if (i < n) a[i] = a[i] * 3u + v;\n"
