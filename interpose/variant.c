@@ -165,6 +165,19 @@ static char *device_macros(cl_device_id dev)
     return all;
 }
 
+/* The real device's OpenCL version ("OpenCL 3.0 ...": 300), which its compiler predefines as
+ * __OPENCL_VERSION__; 0 when it does not say. */
+static unsigned device_version(cl_device_id dev)
+{
+    size_t size = 0;
+    char *v = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_VERSION, &size);
+    unsigned major = 0, minor = 0;
+    if (v == NULL || sscanf(v, "OpenCL %u.%u", &major, &minor) != 2 || major > 9 || minor > 9)
+        major = minor = 0;
+    free(v);
+    return 100 * major + 10 * minor;
+}
+
 /* Translates the program (the program lock is not held: the application's calls on the
  * program do not wait for libclang). */
 static void program_translate(cl_program p, cl_device_id dev, const char *options, struct step *s)
@@ -176,7 +189,7 @@ static void program_translate(cl_program p, cl_device_id dev, const char *option
     char *ext = device_macros(dev);
     cl_bool images = CL_FALSE;
     dev->backend->dispatch->clGetDeviceInfo(dev->real, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
-    struct translate_options opts = {options, ext, images, NULL};
+    struct translate_options opts = {options, ext, images, NULL, device_version(dev)};
     struct translate_result *tr = NULL;
     int rc = vast_kcache_translate(dev, p->source, &opts, &tr); /* or the cached translation */
     free(ext);

@@ -126,14 +126,13 @@ void tr_free_options(struct tr_options *o)
 static void add_driver_defines(struct tr_options *o, const struct translate_options *to,
                                struct strbuf *args)
 {
-    (void)o;
-    strbuf_printf(args, "-D__OPENCL_VERSION__=120\n-D__OPENCL_C_VERSION__=%d\n"
+    strbuf_printf(args, "-D__OPENCL_VERSION__=%u\n-D__OPENCL_C_VERSION__=%d\n"
                         "-DCL_VERSION_1_0=100\n-DCL_VERSION_1_1=110\n-DCL_VERSION_1_2=120\n"
                         "-DCL_VERSION_2_0=200\n-DCL_VERSION_3_0=300\n"
                         "-D__ENDIAN_LITTLE__=1\n-D__kernel_exec(X,typen)=__kernel "
                         "__attribute__((work_group_size_hint(X,1,1))) "
                         "__attribute__((vec_type_hint(typen)))\n",
-                  o->opencl_c_version);
+                  to && to->opencl_version ? to->opencl_version : 120u, o->opencl_c_version);
     if (to && to->image_support)
         strbuf_puts(args, "-D__IMAGE_SUPPORT__=1\n");
     size_t n;

@@ -313,6 +313,8 @@ struct translate_options {
     const char *device_extensions; /* CL_DEVICE_EXTENSIONS (space separated), or NULL */
     int image_support;             /* defines __IMAGE_SUPPORT__ when nonzero */
     const char *source_name;       /* file name used in #line markers; NULL: "input.cl" */
+    unsigned opencl_version;       /* the device's OpenCL version (CL_DEVICE_VERSION), 100 * major +
+                                      10 * minor, for __OPENCL_VERSION__; 0: 120 */
 };
 
 struct translate_result {

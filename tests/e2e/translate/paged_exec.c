@@ -487,6 +487,17 @@ static const struct translate_kernel *find_meta(const struct translate_result *t
     return NULL;
 }
 
+/* The device's OpenCL version (its compiler's __OPENCL_VERSION__), as VAST passes it. */
+static unsigned device_version(void)
+{
+    char v[256] = "";
+    unsigned major = 0, minor = 0;
+    if (clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof v - 1, v, NULL) != CL_SUCCESS ||
+        sscanf(v, "OpenCL %u.%u", &major, &minor) != 2)
+        return 0;
+    return 100 * major + 10 * minor;
+}
+
 static void init_cl(void)
 {
     cl_platform_id plat;
@@ -514,7 +525,7 @@ int main(int argc, char **argv)
             named |= corpus_cases[c].program == (int)p && !strcmp(only, corpus_cases[c].name);
         if (only != NULL ? !named : p >= corpus_num_default_programs)
             continue;
-        struct translate_options to = {corpus_program_options[p], ext, 0, "corpus.cl"};
+        struct translate_options to = {corpus_program_options[p], ext, 0, "corpus.cl", device_version()};
         struct translate_result *t;
         if (translate_program(corpus_programs[p], &to, &t) != 0) {
             fprintf(stderr, "program %zu: translation failed: %s\n", p, t->error);

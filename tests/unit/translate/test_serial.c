@@ -213,7 +213,7 @@ static void test_round_trip_every_field(void **state)
 static void test_round_trip_failure(void **state)
 {
     (void)state;
-    struct translate_options o = {NULL, "cl_khr_fp64", 0, "t.cl"};
+    struct translate_options o = {NULL, "cl_khr_fp64", 0, "t.cl", 0};
     struct translate_result *r = NULL;
     assert_int_not_equal(translate_program("__kernel void k( {", &o, &r), 0);
     assert_non_null(r->error);

@@ -149,7 +149,7 @@ static void test_errors_say_why(void **state)
 {
     (void)state;
     struct translate_result *r = NULL;
-    struct translate_options o = {"-cl-std=CL2.0", NULL, 0, NULL};
+    struct translate_options o = {"-cl-std=CL2.0", NULL, 0, NULL, 0};
     assert_int_equal(translate_program("__kernel void k() {}", &o, &r), -1);
     assert_non_null(strstr(r->error, "CL2.0"));
     translate_result_free(r);
@@ -179,7 +179,7 @@ static char *long_line_kernel(size_t n, int continued)
 static void test_long_lines_refused(void **state)
 {
     (void)state;
-    struct translate_options o = {NULL, NULL, 0, NULL};
+    struct translate_options o = {NULL, NULL, 0, NULL, 0};
     struct translate_result *r = NULL;
     char *ok = long_line_kernel(59000, 0);
     assert_int_equal(translate_program(ok, &o, &r), 0);
@@ -409,12 +409,25 @@ static void test_opencl_c_30(void **state)
     assert_non_null(strstr(r->paged_source, "(uint)(vast_get_local_linear_id(vast_cx) + vast_get_enqueued_local_size(0, vast_cx))"));
     assert_true(r->kernels[0].work_group_bound);
     translate_result_free(r);
-    struct translate_options o = {"-cl-std=CL3.0", "cl_khr_fp64", 0, "t.cl"};
+    struct translate_options o = {"-cl-std=CL3.0", "cl_khr_fp64", 0, "t.cl", 300};
     r = NULL;
     assert_int_not_equal(translate_program("void f(int *p) { *p = 1; }\n"
                                            "__kernel void g(__global int *o) { f(o); }\n", &o, &r), 0);
     assert_non_null(strstr(r->error, "address space"));
     translate_result_free(r);
+    /* __OPENCL_VERSION__ is the device's, as its compiler says it (the CTS and applications
+     * choose code by it: another branch in the translation than in the real build would page
+     * another program) */
+    const char *by_version = "#if __OPENCL_VERSION__ >= 300\n__kernel void v3(__global int *o) { o[0] = 3; }\n"
+                             "#else\n__kernel void v1(__global int *o) { o[0] = 1; }\n#endif\n";
+    for (unsigned v = 0; v <= 300; v += 300) {
+        struct translate_options ov = {NULL, NULL, 0, "t.cl", v};
+        r = NULL;
+        assert_int_equal(translate_program(by_version, &ov, &r), 0);
+        assert_int_equal(r->num_kernels, 1);
+        assert_string_equal(r->kernels[0].name, v == 300 ? "v3" : "v1");
+        translate_result_free(r);
+    }
 }
 
 /* Accesses that may straddle a page: whole structs (a load, a store, in a kernel and in a

@@ -8,7 +8,7 @@
  * translate_result_free. */
 static inline struct translate_result *tr_program(const char *src, const char *opts)
 {
-    struct translate_options o = {opts, "cl_khr_fp64", 0, "t.cl"};
+    struct translate_options o = {opts, "cl_khr_fp64", 0, "t.cl", 0};
     struct translate_result *r = NULL;
     if (translate_program(src, &o, &r) != 0)
         fail_msg("translation failed: %s", r->error);
