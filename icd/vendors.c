@@ -116,7 +116,7 @@ typedef cl_int (*icd_get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
 static unsigned parse_version(const char *text)
 {
     unsigned major = 0, minor = 0;
-    if (sscanf(text, "OpenCL %u.%u", &major, &minor) != 2)
+    if (vast_cl_version(text, &major, &minor) != 0)
         return 12;
     return major * 10 + minor;
 }

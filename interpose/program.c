@@ -387,13 +387,12 @@ cl_int vast_clCompileProgram(cl_program program, cl_uint num_devices, const cl_d
         t = build_callback(program, pfn_notify, user_data, &err);
     if (err == CL_SUCCESS) {
         struct rebuild r = program_set_options(program, options);
-        for (int attempt = 0; attempt < 2; attempt++) {
-            err = fn(real, num_devices, (const cl_device_id *)devices.items, options, num_input_headers,
-                     num_input_headers ? (const cl_program *)headers.items : NULL, header_include_names,
-                     t ? vast_trampoline_program_run : NULL, t);
-            if (attempt > 0 || !kernels_drained(program, err))
-                break;
-        }
+        const cl_program *hdrs = num_input_headers ? (const cl_program *)headers.items : NULL;
+        err = fn(real, num_devices, (const cl_device_id *)devices.items, options, num_input_headers, hdrs,
+                 header_include_names, t ? vast_trampoline_program_run : NULL, t);
+        if (kernels_drained(program, err))
+            err = fn(real, num_devices, (const cl_device_id *)devices.items, options, num_input_headers, hdrs,
+                     header_include_names, t ? vast_trampoline_program_run : NULL, t);
         program_settle_options(program, &r, err);
         vast_trampoline_settle(t, err);
     }

@@ -5,6 +5,8 @@
  */
 #include "variant.h"
 
+#include "../base/driver.h"
+
 #include "api.h"
 #include "check.h"
 #include "kcache.h"
@@ -172,7 +174,7 @@ static unsigned device_version(cl_device_id dev)
     size_t size = 0;
     char *v = vast_real_device_info(dev->backend, dev->real, CL_DEVICE_VERSION, &size);
     unsigned major = 0, minor = 0;
-    if (v == NULL || sscanf(v, "OpenCL %u.%u", &major, &minor) != 2 || major > 9 || minor > 9)
+    if (vast_cl_version(v, &major, &minor) != 0 || major > 9 || minor > 9)
         major = minor = 0;
     free(v);
     return 100 * major + 10 * minor;
