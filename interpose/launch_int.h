@@ -99,6 +99,8 @@ struct vast_paged {
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
     bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
+    bool sets_exact;                  /* the plan's sets hold every page its work-groups touch: no fault but
+                                       * out of bounds (vast_partition_plan) */
     bool sequential;                  /* one partition at a time (resumable loops: stride.c) */
     size_t lent;                      /* frames past the budget borrowed for this run (pipeline.c, overdraft) */
     cl_mem spill[2];                  /* resumable loops' state: [0] the paged kernel's, [1] the inspector's */
@@ -292,9 +294,10 @@ void vast_plan_add_sticky(struct vast_paged *r, struct vast_partition *p);
  * address, size and scalar bytes); a copy of the last plan when its key matches (the caller
  * owns it), else NULL; keeping a copy of a new plan (takes key). */
 uint8_t *vast_plan_key(const struct vast_paged *r, size_t *len);
-struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n);
+struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n,
+                                           bool *exact);
 void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vast_partition *parts, size_t n,
-                         size_t pages);
+                         size_t pages, bool exact);
 /* Whether the kernel's kept plan has r's key (vast_partition_plan would reuse it). */
 bool vast_plan_kept(const struct vast_paged *r);
 

@@ -313,6 +313,7 @@ struct vast_plan_cache {
     size_t key_len;
     struct vast_partition *parts;
     size_t n, pages;
+    bool exact; /* struct vast_paged, sets_exact */
 };
 
 static void key_put(uint8_t **at, const void *v, size_t n)
@@ -383,7 +384,8 @@ static void cache_free(struct vast_plan_cache *c)
     free(c);
 }
 
-struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n)
+struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size_t len, size_t pages, size_t *n,
+                                           bool *exact)
 {
     struct vast_partition *parts = NULL;
     pthread_mutex_lock(&k->obj.lock);
@@ -391,13 +393,14 @@ struct vast_partition *vast_plan_cache_get(cl_kernel k, const uint8_t *key, size
     if (c != NULL && c->key_len == len && c->pages == pages && memcmp(c->key, key, len) == 0) {
         parts = parts_copy(c->parts, c->n, pages);
         *n = c->n;
+        *exact = c->exact;
     }
     pthread_mutex_unlock(&k->obj.lock);
     return parts;
 }
 
 void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vast_partition *parts, size_t n,
-                         size_t pages)
+                         size_t pages, bool exact)
 {
     struct vast_plan_cache *c = parts_bytes(parts, n, pages) <= PLAN_CACHE_BYTES ? calloc(1, sizeof *c) : NULL;
     if (c != NULL)
@@ -407,7 +410,7 @@ void vast_plan_cache_put(cl_kernel k, uint8_t *key, size_t len, const struct vas
         free(key);
         return;
     }
-    *c = (struct vast_plan_cache){key, len, c->parts, n, pages};
+    *c = (struct vast_plan_cache){key, len, c->parts, n, pages, exact};
     pthread_mutex_lock(&k->obj.lock);
     struct vast_plan_cache *old = k->plans;
     k->plans = c;
@@ -506,6 +509,18 @@ static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, siz
     return err;
 }
 
+/* Whether the plan's sets hold every page its work-groups may touch, so that a fault can only
+ * be an access out of bounds: host page sets (supersets of every access the translator
+ * described, pas.c) throughout, no address from loaded data, whole work-groups, and no
+ * iteration ranges (their sets are the inspector's where the description knows no ranges). */
+static bool sets_exact(const struct vast_paged *r, const struct vast_partition *plan, size_t n)
+{
+    bool ok = r->pas->host(r) && !r->tk->data_dependent_addresses && r->slices == 0;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = plan[i].iter_end == 0;
+    return ok;
+}
+
 cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)
 {
     uint64_t t0 = vast_now_ns();
@@ -523,7 +538,7 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
     cl_ulong kept_slices = r->slices;
     size_t key_len = 0;
     uint8_t *key = vast_plan_key(r, &key_len);
-    *parts = key != NULL ? vast_plan_cache_get(r->cmd->kernel, key, key_len, r->pages, nparts) : NULL;
+    *parts = key != NULL ? vast_plan_cache_get(r->cmd->kernel, key, key_len, r->pages, nparts, &r->sets_exact) : NULL;
     if (*parts != NULL) {
         vast_stride_prepare(r, *parts, *nparts);
         free(key);
@@ -562,8 +577,9 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
                   "%zu work-items", r->cmd->kernel->name, r->local[0], r->local[1], r->local[2]);
         r->pas->close(r);
     }
+    r->sets_exact = err == CL_SUCCESS && sets_exact(r, plan, n);
     if (err == CL_SUCCESS && key != NULL && r->slices == kept_slices)
-        vast_plan_cache_put(r->cmd->kernel, key, key_len, plan, n, r->pages);
+        vast_plan_cache_put(r->cmd->kernel, key, key_len, plan, n, r->pages, r->sets_exact);
     else
         free(key); /* plans sliced by planning are not kept: the key holds the application's local size */
     *parts = plan;

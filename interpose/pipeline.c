@@ -15,8 +15,8 @@
  * to the partition and to a "sticky" set that later partitions get up front (partition.c,
  * vast_plan_add_sticky), and the faulted work-groups run again. A kernel that is not safe to
  * re-execute (reads and writes one buffer,
- * compound assignments, atomics) has the writable pages of each partition written back before
- * it runs (and the pages that faulted, before the retry that has them), and restored from the
+ * compound assignments, atomics), unless its plan's page sets are exact (no fault to retry:
+ * launch.c), has the writable pages of each partition written back before it runs (and the pages that faulted, before the retry that has them), and restored from the
  * host before a retry. That snapshot lives on the host rather
  * than in spare device frames: it costs PCIe time only for pages that were already dirty and
  * on retries, and it leaves the whole budget to partitions. A partition whose faulted pages
@@ -46,6 +46,7 @@
 #include "executor.h"
 #include "pagecache.h"
 #include "../base/clock.h"
+#include "../base/config.h"
 #include "../base/trace.h"
 #include "translate.h"
 #include "vbuf.h"
@@ -504,6 +505,9 @@ static cl_int collect_faults(struct vast_paged *r, int slot, const uint8_t *set,
                                  : "outside its buffer arguments (out of bounds)", wg, vp);
         } else if (set[vp]) {
             scan_bad(fs, "an entry names a page the partition holds", wg, vp);
+        } else if (r->sets_exact) { /* no snapshot to retry from (launch.c): a defect, said so */
+            scan_bad(fs, "a page the host page sets did not show (VAST's description of the kernel is wrong)",
+                     wg, vp);
         } else {
             fs->wg_lo = wg < fs->wg_lo ? wg : fs->wg_lo;
             fs->wg_hi = wg + 1 > fs->wg_hi ? wg + 1 : fs->wg_hi;
@@ -799,6 +803,7 @@ static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct f
 struct planned {
     struct vast_partition *parts;
     size_t nparts, next;
+    bool backwards; /* from the last partition to the first (serpentine) */
     struct vast_partition *ahead; /* claimed for the prefetch, not taken yet */
     struct vast_partition *taken[4];
     size_t ntaken;
@@ -808,7 +813,7 @@ static struct vast_partition *planned_peek(struct vast_paged *r, struct planned 
 {
     if (pl->ahead == NULL)
         pl->ahead = r->claim != NULL         ? r->claim(r->claim_ctx, ahead)
-                    : pl->next < pl->nparts ? &pl->parts[pl->next++]
+                    : pl->next < pl->nparts ? &pl->parts[pl->backwards ? pl->nparts - 1 - pl->next++ : pl->next++]
                                             : NULL;
     return pl->ahead;
 }
@@ -822,7 +827,40 @@ static struct vast_partition *planned_take(struct vast_paged *r, struct planned 
     return p;
 }
 
-/* The partitions run in order; a split one is replaced by its halves (a stack in front).
+static int run_resident(struct vast_paged *r, struct vast_varg *a, size_t start, size_t len, void *ctx)
+{
+    (void)r;
+    *(size_t *)ctx += pagecache_resident_pages(a->pc, a->first + start, len);
+    return 0;
+}
+
+/* Whether the plan runs from its last partition to its first: when more of the last one's
+ * pages are resident than of the first one's. A plan over more data than the budget, run
+ * forwards launch after launch, finds at each start that the least recently used pages are the
+ * first partition's, evicted while the last ones loaded: every page loads again. Run
+ * backwards, the next launch starts where the last one ended (a serpentine), on the resident
+ * partitions, so a launch that repeats over data twice the budget loads about half of it.
+ * Work-groups may run in any order; iterations of one work-item (iteration ranges) and a
+ * merged device's claims keep theirs. The sets are unpacked here (dropped again as the run
+ * goes). */
+static bool run_backwards(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
+{
+    if (nparts < 2 || r->claim != NULL || r->sequential || !vast_config_get()->serpentine)
+        return false;
+    for (size_t i = 0; i < nparts; i++)
+        if (parts[i].iter_end != 0)
+            return false;
+    size_t first = 0, last = 0;
+    if (vast_partition_unpack(&parts[0], r->pages) != CL_SUCCESS ||
+        vast_partition_unpack(&parts[nparts - 1], r->pages) != CL_SUCCESS)
+        return false;
+    for_each_run(r, parts[0].set, run_resident, &first);
+    for_each_run(r, parts[nparts - 1].set, run_resident, &last);
+    vast_partition_drop_set(&parts[last > first ? 0 : nparts - 1]); /* the one that runs last */
+    return last > first;
+}
+
+/* The partitions run in order (or backwards: run_backwards); a split one is replaced by its halves (a stack in front).
  * While partition i runs, partition i+1's pages are prefetched. A kernel safe to re-execute
  * has partition i+1 pinned and enqueued before i is waited for (the plan makes consecutive
  * partitions fit together; when they do not, i lands first), on the device lane's second
@@ -835,8 +873,9 @@ static struct vast_partition *planned_take(struct vast_paged *r, struct planned 
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
     struct run_stack st = {.depth = 0};
-    struct planned pl = {.parts = parts, .nparts = nparts};
+    struct planned pl = {.parts = parts, .nparts = nparts, .backwards = run_backwards(r, parts, nparts)};
     cl_int err = CL_SUCCESS;
+    r->c.backwards += pl.backwards;
     bool pipe = !r->needs_restore && !r->sequential;
     cl_command_queue q2 = pipe ? vast_executor_queue2(r->dev) : NULL;
     if (q2 != NULL)

@@ -346,6 +346,14 @@ uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page)
     return pagecache_pt_frame(&buf->root->pt, page);
 }
 
+size_t pagecache_resident_pages(const struct vast_pc_buffer *buf, size_t first, size_t count)
+{
+    size_t n = 0;
+    for (size_t p = first; p < first + count; p++)
+        n += pagecache_pt_frame(&buf->root->pt, p) != VAST_PT_NO_FRAME;
+    return n;
+}
+
 void pagecache_buffer_traffic(const struct vast_pc_buffer *buf, uint64_t *h2d_bytes, uint64_t *noload_bytes)
 {
     *h2d_bytes = atomic_load(&buf->root->h2d_bytes);

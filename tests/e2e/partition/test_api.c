@@ -43,6 +43,12 @@
  *                a log line naming the kernel and the reason, buffers untouched
  *   launches100  the same kernel launched 100 times over 1 MiB that fits the budget: the data
  *                moves host->device once (VAST_STATS h2d_bytes <= data + one page)
+ *   serpentine   y[i] = a * x[i] + y[i] (read-modify-write, affine: exact host page sets, so no
+ *                snapshot and overlapping partitions) launched 6 times over data twice the
+ *                budget: each launch starts at the end where the last one stopped, so every
+ *                second one runs backwards (VAST_STATS backwards >= 3), and the data moves
+ *                host->device at most 5 times (3.7x at 4 KiB pages, 4.6x at 64 KiB), where
+ *                launches that all run forwards load it whole each time (6.2x: VAST_SERPENTINE=0)
  *
  * Every kept launch must show mode=partitioned with partitions >= 2 in VAST_STATS (so a
  * budget that happens to fit cannot pass unnoticed). Usage:
@@ -57,7 +63,7 @@
 #include <string.h>
 
 enum expect { PARTITIONED, DIRECT, REFUSED, REFUSED_AT_ENQUEUE };
-enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4, F_PLAN_REUSED = 8 };
+enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4, F_PLAN_REUSED = 8, F_SERPENTINE = 16 };
 
 struct api_test {
     const char *name, *kernel;
@@ -420,6 +426,19 @@ static int check_launches100(const struct job *j, unsigned char **out)
     return 0;
 }
 
+static float serp_a = 1.5f;
+static cl_uint serp_n;
+static void make_serpentine(struct job *j)
+{
+    static const char *src = "__kernel void serp(__global const float *x, __global float *y, float a, uint n) {\n"
+                             "  size_t i = get_global_id(0); if (i < n) y[i] = a * x[i] + y[i];\n"
+                             "}\n";
+    serp_n = 300007; /* odd: the last work-group is cut by the guard */
+    size_t global = (serp_n + 63) / 64 * 64;
+    *j = (struct job){src, "", "serp", 1, {global}, {64}, {0}, true, false, 6, 4,
+                      {BUF(serp_n * 4, rnd_f32(serp_n)), BUF(serp_n * 4, rnd_f32(serp_n)), SCAL(serp_a), SCAL(serp_n)}};
+}
+
 static const struct api_test tests[] = {
     {"stencil2d", "stencil2d", 8, 0, PARTITIONED, 0, 0, NULL, make_stencil2d, NULL, NULL},
     {"stencil3d", "stencil3d", 8, 0, PARTITIONED, 0, 0, NULL, make_stencil3d, NULL, NULL},
@@ -447,6 +466,7 @@ static const struct api_test tests[] = {
      NULL, NULL},
     {"guard_refused", "whole_table", 0, 512u << 10, REFUSED, 0, 0, reason_wg, make_guard_refused, NULL, NULL},
     {"launches100", "bump100", 0, 4u << 20, DIRECT, F_MOVE_ONCE, 0, NULL, make_launches100, check_launches100, NULL},
+    {"serpentine", "serp", 2, 0, PARTITIONED, F_SERPENTINE, 0, NULL, make_serpentine, NULL, NULL},
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
@@ -506,6 +526,12 @@ static void judge(const void *c, const struct harness_run *run, const char *out,
              !harness_find_line(out, "vast: info:",
                                 (const char *const[]){t->kernel, "plan of its previous launch", NULL}))
         snprintf(why, n, "no 'vast: info:' line saying that a launch of '%s' reused the previous plan", t->kernel);
+    else if ((t->flags & F_SERPENTINE) && harness_stat(out, t->kernel, "partitioned", "backwards") < 3)
+        snprintf(why, n, "backwards=%lld: each launch must start where the last one stopped",
+                 harness_stat(out, t->kernel, "partitioned", "backwards"));
+    else if ((t->flags & F_SERPENTINE) && (harness_h2d_bytes(out) < 0 || harness_h2d_bytes(out) > 5 * (long long)run->ws))
+        snprintf(why, n, "host->device bytes %lld for 6 launches over %zu bytes: more than 5 times the data",
+                 harness_h2d_bytes(out), run->ws);
     else if (t->flags & F_MOVE_ONCE) {
         long long h2d = harness_h2d_bytes(out);
         if (h2d < 0 || (size_t)h2d > run->ws + run->page)

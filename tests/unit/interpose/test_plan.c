@@ -461,13 +461,14 @@ static struct vast_partition *two_parts(size_t pages)
     return p;
 }
 
-/* A copy of the kept plan for launch l, or NULL. */
+/* A copy of the kept plan for launch l, or NULL; its sets_exact in kept_exact. */
+static bool kept_exact;
 static struct vast_partition *lookup(struct _cl_kernel *k, const struct launch *l, size_t *n)
 {
     size_t len = 0;
     uint8_t *key = vast_plan_key(&l->r, &len);
     assert_non_null(key);
-    struct vast_partition *parts = vast_plan_cache_get(k, key, len, l->r.pages, n);
+    struct vast_partition *parts = vast_plan_cache_get(k, key, len, l->r.pages, n, &kept_exact);
     free(key);
     return parts;
 }
@@ -484,7 +485,7 @@ static void test_plan_reuse(void **state)
     assert_null(lookup(&k, &l, &n));
     struct vast_partition *made = two_parts(l.r.pages);
     uint8_t *key = vast_plan_key(&l.r, &len);
-    vast_plan_cache_put(&k, key, len, made, 2, l.r.pages);
+    vast_plan_cache_put(&k, key, len, made, 2, l.r.pages, true);
 
     /* The same launch on other buffers of the same sizes (the application swapped them, or
      * released and made them again): the plan is reused, as a copy. */
@@ -492,9 +493,11 @@ static void test_plan_reuse(void **state)
     static struct _cl_mem others[2];
     m.bufs[0] = &others[0];
     m.bufs[1] = &others[1];
+    kept_exact = false;
     struct vast_partition *got = lookup(&k, &m, &n);
     assert_non_null(got);
     assert_int_equal(n, 2);
+    assert_true(kept_exact); /* kept with the plan: a reused plan drops no snapshot it needs */
     for (size_t i = 0; i < 2; i++) {
         assert_int_equal(got[i].first, made[i].first);
         assert_int_equal(got[i].end, made[i].end);
@@ -537,12 +540,13 @@ static void test_plan_reuse(void **state)
     launch_init(&m, 10, 20, 8);
     made = two_parts(m.r.pages);
     key = vast_plan_key(&m.r, &len);
-    vast_plan_cache_put(&k, key, len, made, 1, m.r.pages);
+    vast_plan_cache_put(&k, key, len, made, 1, m.r.pages, false);
     vast_partitions_free(made, 2);
     assert_null(lookup(&k, &l, &n));
     got = lookup(&k, &m, &n);
     assert_non_null(got);
     assert_int_equal(n, 1);
+    assert_false(kept_exact);
     vast_partitions_free(got, n);
     vast_partition_forget(&k);
     assert_null(k.plans);
