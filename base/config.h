@@ -55,8 +55,9 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
     X(BOOL, skip_overwritten, "VAST_SKIP_OVERWRITTEN", "1",                                       \
       "pages a partition's kernel provably overwrites get frames without a load; 0: load them (measuring)") \
     X(BOOL, serpentine, "VAST_SERPENTINE", "1",                                                   \
-      "a partitioned launch starts from whichever end of its plan has more pages resident; 0: always " \
-      "from the first partition (measuring)")                                                     \
+      "a partitioned launch starts from whichever end of its plan has more pages resident, so a "   \
+      "repeated launch over data above the budget reuses what the last one left; 0: always from "   \
+      "the first partition (measuring)")                                                          \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \
     X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file") \
     X(STRING, cache_dir, "VAST_CACHE_DIR", "auto",                                                \
