@@ -307,13 +307,20 @@ static void report(const struct out *o, unsigned site, struct ival r)
 }
 
 /* The variable to split: the one whose fixing shrinks the range most, if its values together
- * would cover less than half of it (a stride with gaps). -1: none. */
+ * would cover less than half of it (a stride with gaps). -1: none. Each trial evaluates the
+ * loops' ranges for its narrower box (loop_ranges writes them into e->var), so the loops'
+ * ranges of the whole box, which the caller computed and splits, are put back after each:
+ * else the caller halved the last trial's range (one work-item's), and the box's other
+ * work-items' last iterations fell outside every range (CLBlast's Xaxpy, a grid-stride loop). */
 static int split_var(struct env *e, const struct translate_asite *s, struct ival whole)
 {
     wide span = whole.hi - whole.lo, best_cover = span / 2;
     int best = -1;
     unsigned nv = VAR_LOOP + e->nloops;
+    struct ival loops[MAX_LOOPS];
+    memcpy(loops, &e->var[VAR_LOOP], e->nloops * sizeof *loops);
     for (unsigned v = 0; v < nv; v++) {
+        memcpy(&e->var[VAR_LOOP], loops, e->nloops * sizeof *loops);
         struct ival keep = e->var[v];
         wide count = keep.hi - keep.lo + 1;
         if (count < 2)
@@ -333,6 +340,7 @@ static int split_var(struct env *e, const struct translate_asite *s, struct ival
             best = (int)v;
         }
     }
+    memcpy(&e->var[VAR_LOOP], loops, e->nloops * sizeof *loops);
     return best;
 }
 

@@ -388,6 +388,68 @@ static void test_ranges(void **state)
     translate_result_free(r);
 }
 
+/* Every byte a work-group's work-items access lies in a range translate_affine_ranges gives
+ * its box: brute force over CLBlast's Xaxpy (a grid-stride loop, strided and offset doubles),
+ * one work-group per box, for loops of 1 to 64 trips. Before the fix in split_var the last
+ * iteration of work-items 1..63 of each group fell outside every range (the loop's range was
+ * the one a trial had computed for work-item 0). */
+struct ranges {
+    long long lo[1024], end[1024];
+    unsigned site[1024];
+    int n;
+};
+
+static void keep_range(void *ctx, unsigned site, long long lo, long long end)
+{
+    struct ranges *g = ctx;
+    assert_true(g->n < 1024);
+    g->site[g->n] = site;
+    g->lo[g->n] = lo;
+    g->end[g->n++] = end;
+}
+
+static void test_grid_stride_covers(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("typedef double real;\n"
+           "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+           "void Xaxpy(const int n, const real alpha, const __global real* restrict xgm, const int x_offset,\n"
+           "           const int x_inc, __global real* ygm, const int y_offset, const int y_inc) {\n"
+           "  for (int id = get_global_id(0); id < n; id += get_global_size(0)) {\n"
+           "    real xvalue = xgm[id*x_inc + x_offset];\n"
+           "    ygm[id*y_inc + y_offset] += alpha * xvalue; } }\n");
+    const struct translate_affine *a = affine(r, "Xaxpy", 2, 1);
+    static const int ns[] = {7, 93, 4096}, incs[] = {1, 2, 7}, offs[] = {0, 10};
+    static const unsigned long long globals[] = {64, 256, 4096};
+    for (unsigned c = 0; c < 3 * 3 * 2 * 3; c++) {
+        int n = ns[c % 3], inc = incs[c / 3 % 3], off = offs[c / 9 % 2];
+        unsigned long long global = globals[c / 18];
+        double alpha = 1.5;
+        void *buf = NULL;
+        const void *args[8] = {&n, &alpha, &buf, &off, &inc, &buf, &off, &inc};
+        size_t sizes[8] = {4, 8, sizeof buf, 4, 4, sizeof buf, 4, 4};
+        for (unsigned long long g = 0; g < global / 64; g++) {
+            struct translate_alaunch l = {1, {global, 1, 1}, {64, 1, 1}, {0, 0, 0}, args, sizes, 8,
+                                          {g, 0, 0}, {g, 0, 0}, 0, 0};
+            struct ranges got = {.n = 0};
+            assert_int_equal(translate_affine_ranges(a, &l, 4096, keep_range, &got), 0);
+            for (unsigned long long w = g * 64; w < (g + 1) * 64; w++)
+                for (long long id = (long long)w; id < n; id += (long long)global)
+                    for (unsigned site = 0; site < a->nsites; site++) {
+                        long long byte = (id * inc + off) * 8;
+                        int in = 0;
+                        for (int i = 0; i < got.n && !in; i++)
+                            in = got.site[i] == site && byte >= got.lo[i] && byte + 8 <= got.end[i];
+                        if (!in)
+                            fail_msg("n %d inc %d offset %d global %llu: work-item %llu, id %lld, site %u: "
+                                     "byte %lld in no range", n, inc, off, global, w, id, site, byte);
+                    }
+        }
+    }
+    translate_result_free(r);
+}
+
 /* Whole stores (translate_asite.whole) and their guards: plain stores of a whole element in
  * the body or then-branches, after statements that cannot leave but `if (c) return;`. */
 static void expect_whole(const char *src, const char *name, unsigned site, unsigned whole, unsigned nguards)
@@ -453,4 +515,4 @@ static void test_whole_stores(void **state)
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_saxpy, test_matrixmul, test_locals_2d, test_loops,
                  test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges,
-                 test_whole_stores)
+                 test_grid_stride_covers, test_whole_stores)
