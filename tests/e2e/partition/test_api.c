@@ -43,6 +43,11 @@
  *                a log line naming the kernel and the reason, buffers untouched
  *   launches100  the same kernel launched 100 times over 1 MiB that fits the budget: the data
  *                moves host->device once (VAST_STATS h2d_bytes <= data + one page)
+ *   grid_stride_axpy  CLBlast's Xaxpy in double: a grid-stride loop (256 work-items over 4099
+ *                elements, stride 7, offset 10) reading and writing y: exact host page sets, no
+ *                snapshot; under VAST_INSPECT=check, where a host set that misses a page the
+ *                inspector marks fails the launch (as one did: a work-item's last iteration,
+ *                translate/affine_eval.c, split_var)
  *   serpentine   y[i] = a * x[i] + y[i] (read-modify-write, affine: exact host page sets, so no
  *                snapshot and overlapping partitions) launched 6 times over data twice the
  *                budget: each launch starts at the end where the last one stopped, so every
@@ -63,7 +68,7 @@
 #include <string.h>
 
 enum expect { PARTITIONED, DIRECT, REFUSED, REFUSED_AT_ENQUEUE };
-enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4, F_PLAN_REUSED = 8, F_SERPENTINE = 16 };
+enum { F_FAULTS = 1, F_MIN_PARTS = 2, F_MOVE_ONCE = 4, F_PLAN_REUSED = 8, F_SERPENTINE = 16, F_CHECK_SETS = 32 };
 
 struct api_test {
     const char *name, *kernel;
@@ -426,6 +431,25 @@ static int check_launches100(const struct job *j, unsigned char **out)
     return 0;
 }
 
+static double gs_alpha = 1.5;
+static cl_int gs_n = 4099, gs_off = 10, gs_inc = 7;
+static void make_grid_stride_axpy(struct job *j)
+{
+    static const char *src =
+        "#pragma OPENCL EXTENSION cl_khr_fp64: enable\n"
+        "typedef double real;\n"
+        "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+        "void Xaxpy(const int n, const real alpha, const __global real* restrict xgm, const int x_offset,\n"
+        "           const int x_inc, __global real* ygm, const int y_offset, const int y_inc) {\n"
+        "  for (int id = get_global_id(0); id < n; id += get_global_size(0))\n"
+        "    ygm[id*y_inc + y_offset] += alpha * xgm[id*x_inc + x_offset];\n"
+        "}\n";
+    size_t elems = (size_t)gs_n * gs_inc + gs_off;
+    *j = (struct job){src, "", "Xaxpy", 1, {256}, {64}, {0}, true, false, 1, 8,
+                      {SCAL(gs_n), SCAL(gs_alpha), BUF(elems * 8, rnd_f32(elems * 2)), SCAL(gs_off),
+                       SCAL(gs_inc), BUF(elems * 8, rnd_f32(elems * 2)), SCAL(gs_off), SCAL(gs_inc)}};
+}
+
 static float serp_a = 1.5f;
 static cl_uint serp_n;
 static void make_serpentine(struct job *j)
@@ -466,6 +490,7 @@ static const struct api_test tests[] = {
      NULL, NULL},
     {"guard_refused", "whole_table", 0, 512u << 10, REFUSED, 0, 0, reason_wg, make_guard_refused, NULL, NULL},
     {"launches100", "bump100", 0, 4u << 20, DIRECT, F_MOVE_ONCE, 0, NULL, make_launches100, check_launches100, NULL},
+    {"grid_stride_axpy", "Xaxpy", 2, 0, PARTITIONED, F_CHECK_SETS, 0, NULL, make_grid_stride_axpy, NULL, NULL},
     {"serpentine", "serp", 2, 0, PARTITIONED, F_SERPENTINE, 0, NULL, make_serpentine, NULL, NULL},
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
@@ -494,7 +519,9 @@ static int runs(const void *c, const struct harness_opts *o, struct harness_run 
         out[p] = (struct harness_run){.name = t->name, .page = pages[p], .ws = ws,
                                       .budget = t->frac ? harness_budget(ws, t->frac, pages[p]) : t->budget,
                                       /* a unit over the budget is refused only without the overdraft */
-                                      .env = t->reasons == reason_wg ? "VAST_OVERDRAFT=0" : NULL};
+                                      .env = t->reasons == reason_wg         ? "VAST_OVERDRAFT=0"
+                                             : t->flags & F_CHECK_SETS ? "VAST_INSPECT=check"
+                                                                       : NULL};
     return (int)n;
 }
 
