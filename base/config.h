@@ -37,6 +37,9 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
       "page size, a power of two from 4K; 0: chosen by VAST")                                     \
     X(BOOL, pin, "VAST_PIN", "1",                                                                 \
       "pin host backing stores (fast transfers); 0: never, transfers from 256K stage via pinned slots") \
+    X(BOOL, pin_background, "VAST_PIN_BACKGROUND", "1",                                           \
+      "pin host backing stores in the background from their creation; 0: transfers pin what they touch " \
+      "(measuring)")                                                                              \
     X(SIZE, staging_threads, "VAST_STAGING_THREADS", "0",                                         \
       "host threads of bulk copies (reads and writes of backing stores, staging through pinned "    \
       "slots); 0: min(16, cores)")                                                                \

@@ -19,7 +19,7 @@ static FILE *trace_file;
 static bool trace_first = true;
 
 static const char *const track_names[VAST_TRACK_COUNT] = {"kernels", "page transfers", "inspector", "planning",
-                                                          "host commands"};
+                                                          "host commands", "host memory pins"};
 
 static void trace_close(void)
 {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 enum vast_trace_track { VAST_TRACK_KERNEL, VAST_TRACK_TRANSFER, VAST_TRACK_INSPECTOR, VAST_TRACK_PLAN,
-                        VAST_TRACK_HOST, VAST_TRACK_COUNT };
+                        VAST_TRACK_HOST, VAST_TRACK_PIN, VAST_TRACK_COUNT };
 
 bool vast_trace_on(void);
 /* One span [t0, t1) on `track`, named `name` ("%s" of the kernel, ...), with a short detail

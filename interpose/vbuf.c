@@ -272,7 +272,7 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
     m->uses_svm = m->host_ptr != NULL && vast_svm_covers(context, host_ptr, size);
     /* Pin the store now, in the background, rather than inside the first launch (~45-67 ms
      * per GiB on NVIDIA, FACTS.md). A store the worker cannot take is pinned by transfers. */
-    if (vast_config_get()->pin && !m->uses_svm)
+    if (vast_config_get()->pin && vast_config_get()->pin_background && !m->uses_svm)
         (void)pagecache_pin_backing_in_background(backing, pool->ops, pool->dev);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return m;

@@ -8,6 +8,9 @@
  * it does not need. The worker's queue has its own lock (bg.lock), never held with b->lock. */
 #include "backing.h"
 
+#include "../base/clock.h"
+#include "../base/trace.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -213,14 +216,20 @@ static int bind_locked(struct vast_backing *b, const struct vast_device_ops *ops
     return b->pin_ops == ops && b->pin_dev == dev;
 }
 
+static void bg_demand(int delta);
+
 /* Lock held (dropped and retaken around pin_host). Pins granule g through the bound device:
  * the first caller marks it PIN_BUSY and pins it, later ones wait for its result, so a
  * granule is pinned once whoever (a transfer, the worker) comes first. Never more than the
  * store: the last granule is clipped to its size. */
-static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g)
+static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g, bool background)
 {
-    while (b->pins[g] == PIN_BUSY)
-        pthread_cond_wait(&b->pinned, &b->lock);
+    if (b->pins[g] == PIN_BUSY) { /* another caller pins it (traced: a transfer waiting for the worker) */
+        uint64_t w0 = vast_now_ns();
+        while (b->pins[g] == PIN_BUSY)
+            pthread_cond_wait(&b->pinned, &b->lock);
+        vast_trace_span(VAST_TRACK_PIN, "wait", w0, vast_now_ns(), background ? "background" : "for a transfer");
+    }
     if (b->pins[g])
         return b->pins[g];
     b->pins[g] = PIN_BUSY;
@@ -228,8 +237,14 @@ static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g)
     size_t len = b->size - off < b->granule ? b->size - off : b->granule;
     pthread_mutex_unlock(&b->lock);
     vast_host_pin pin = NULL;
+    uint64_t t0 = vast_now_ns();
+    if (!background)
+        bg_demand(1);
     if (b->pin_ops->pin_host(b->pin_dev, (char *)b->base + off, len, &pin) != 0 || !pin)
         pin = PIN_FAILED;
+    if (!background)
+        bg_demand(-1);
+    vast_trace_span(VAST_TRACK_PIN, "pin", t0, vast_now_ns(), background ? "background" : "for a transfer");
     pthread_mutex_lock(&b->lock);
     b->pins[g] = pin;
     pthread_cond_broadcast(&b->pinned);
@@ -246,7 +261,7 @@ vast_host_pin pagecache_pin_backing(struct vast_backing *b, const struct vast_de
     if (bind_locked(b, ops, dev)) {
         size_t last = off + len - 1 < b->size ? off + len - 1 : b->size - 1;
         for (size_t g = off / b->granule; g <= last / b->granule; g++) {
-            vast_host_pin p = pin_granule_locked(b, g);
+            vast_host_pin p = pin_granule_locked(b, g, false);
             if (g == off / b->granule)
                 first = p;
         }
@@ -257,14 +272,20 @@ vast_host_pin pagecache_pin_backing(struct vast_backing *b, const struct vast_de
 
 /* ---------- the background pinner: one process-wide worker thread ---------- */
 
-/* The queue of stores with granules left to pin (FIFO: the first store created is likely the
- * first one launched on), the store whose granule is being pinned, and the worker's life. */
+/* The queue of stores with granules left to pin, taken a granule of each store in turn (round
+ * robin: a launch over several buffers needs the first part of each first; measured on the
+ * H100, saxpy over 2 x 45 GiB, store by store the first launch waited for y's first granules
+ * while the worker pinned x's last ones), the store whose granule is being pinned, the
+ * transfers' own pins in progress (the worker takes no granule while one is: the driver pins
+ * one granule at a time, about 13 GB/s on the H100 with 1 to 8 threads (tests/bench/pinbench),
+ * and a transfer's pin shared it with the worker at a third of that), and the worker's life. */
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t work; /* a store was queued, or stop */
+    pthread_cond_t work; /* a store was queued, the transfers' pins ended, or stop */
     pthread_cond_t idle; /* `current` was cleared or a store left the queue */
     struct vast_backing *head, *tail;
     struct vast_backing *current; /* the worker may touch only this store, and only while set */
+    int demand;                   /* transfers inside pin_host */
     int started, stopping;
     pthread_t thread;
 } bg = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -290,16 +311,33 @@ static void bg_unlink(struct vast_backing *b)
 }
 
 /* bg.lock held: the next (store, granule) to pin, or NULL. A store leaves the queue when its
- * last granule is taken. */
+ * last granule is taken, else goes to its tail (the next store's turn). */
 static struct vast_backing *bg_take(size_t *g)
 {
     struct vast_backing *b = bg.head;
     if (!b)
         return NULL;
     *g = b->bg_cursor++;
-    if (b->bg_cursor >= b->bg_granules)
+    if (b->bg_cursor >= b->bg_granules) {
         bg_unlink(b);
+    } else if (b->bg_next) { /* rotate: b to the tail */
+        bg.head = b->bg_next;
+        b->bg_next = NULL;
+        bg.tail->bg_next = b;
+        bg.tail = b;
+    }
     return b;
+}
+
+/* A transfer's pin begins (+1) or ends (-1). Called with no store's lock held (bg.lock is a
+ * leaf: the worker never holds it with b->lock). */
+static void bg_demand(int delta)
+{
+    pthread_mutex_lock(&bg.lock);
+    bg.demand += delta;
+    if (bg.demand == 0)
+        pthread_cond_broadcast(&bg.work);
+    pthread_mutex_unlock(&bg.lock);
 }
 
 static void *bg_main(void *arg)
@@ -309,7 +347,7 @@ static void *bg_main(void *arg)
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BG_NICE);
     pthread_mutex_lock(&bg.lock);
     for (;;) {
-        while (!bg.stopping && !bg.head)
+        while (!bg.stopping && (!bg.head || bg.demand > 0))
             pthread_cond_wait(&bg.work, &bg.lock);
         if (bg.stopping)
             break;
@@ -318,7 +356,7 @@ static void *bg_main(void *arg)
         bg.current = b;
         pthread_mutex_unlock(&bg.lock);
         pthread_mutex_lock(&b->lock);
-        int ok = pin_is_real(pin_granule_locked(b, g));
+        int ok = pin_is_real(pin_granule_locked(b, g, true));
         pthread_mutex_unlock(&b->lock);
         pthread_mutex_lock(&bg.lock);
         /* A refused pin is the page cache's sign of memory pressure: the store's remaining

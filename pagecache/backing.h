@@ -5,7 +5,8 @@
  * (pin_granule bytes), through devops->pin_host, by whoever needs the granule first: a
  * transfer touching it (pagecache_pin_backing), or the process-wide background pinner, which
  * works through the stores queued at creation (pagecache_pin_backing_in_background) granule
- * by granule at low priority, so that the first launch usually finds them pinned. Pinning
+ * by granule at low priority, a granule of each store in turn, never while a transfer pins
+ * (the driver pins one granule at a time), so that the first launch usually finds them pinned. Pinning
  * VAST's own mapping may commit it (NVIDIA's driver faults the pages in); nothing past the store's
  * size is ever pinned. A granule is pinned once: a transfer wanting the granule being pinned
  * waits for that pin, never for another granule's. Thread-safe: the pin table has its own

@@ -4,7 +4,8 @@
  * pinned (run it under ASan: the worker must never touch a freed store); no pin_host, or a
  * device refusing pins (what VAST_PIN=0 makes devops_opencl do), pins nothing, and a refused
  * pin stops the rest of the store; transfers racing the worker pin each granule once, and a
- * transfer never waits for the worker's pin of a granule it does not need. The fake's pin hook
+ * transfer never waits for the worker's pin of a granule it does not need; queued stores are
+ * pinned a granule of each in turn, and the worker yields to transfers' pins. The fake's pin hook
  * counts pin_host calls per granule and can hold the worker inside a pin. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,10 +160,10 @@ static void test_destroy_while_pinning(void **state)
     struct vast_backing *a = new_store(16 * GRAN), *queued = new_store(4 * GRAN);
     struct tracker t;
     track(&dev, &t, a);
-    t.hold_granule = 1;
+    t.hold_granule = 0; /* held in a's first granule, the worker takes none of `queued` (stores in turn) */
     assert_int_equal(pagecache_pin_backing_in_background(a, &fake_device_ops, &dev), 0);
     assert_int_equal(pagecache_pin_backing_in_background(queued, &fake_device_ops, &dev), 0);
-    assert_true(wait_flag(&t.held)); /* the worker is pinning granule 1 of a */
+    assert_true(wait_flag(&t.held)); /* the worker is pinning granule 0 of a */
     /* the store behind it goes at once; a waits for its granule in progress, and only for
      * it (the gate is opened before any assertion, so a failure cannot hang the exit) */
     struct destroyer dq = {queued, 0}, da = {a, 0};
@@ -178,11 +179,11 @@ static void test_destroy_while_pinning(void **state)
     assert_true(queued_went);
     assert_true(a_waited);
     assert_true(atomic_load(&da.done));
-    assert_int_equal(dev.pin_calls, 2); /* granules 0 and 1 of a; nothing of `queued` */
+    assert_int_equal(dev.pin_calls, 1); /* granule 0 of a; nothing of `queued` */
     assert_int_equal(dev.unpins, dev.pins);
     pagecache_wait_background_pins();
     sleep_us(20000);
-    assert_int_equal(dev.pin_calls, 2);
+    assert_int_equal(dev.pin_calls, 1);
     assert_int_equal(dev.unpins, dev.pins);
     assert_false(t.outside);
     dev.on_pin = NULL;
@@ -373,6 +374,107 @@ static void test_transfer_waits_only_for_its_granule(void **state)
     pagecache_destroy_pool(pool);
 }
 
+/* The order of pin_host calls over two stores: which store (0, 1) and granule, in sequence. */
+struct order {
+    char *base[2];
+    size_t size[2];
+    _Atomic int n;
+    int store[64], granule[64];
+};
+
+static void on_pin_order(struct fake_device *d, void *host, size_t bytes)
+{
+    (void)bytes;
+    struct order *o = d->on_pin_ctx;
+    char *p = host;
+    for (int s = 0; s < 2; s++)
+        if (p >= o->base[s] && p < o->base[s] + o->size[s]) {
+            int i = atomic_fetch_add(&o->n, 1);
+            if (i < 64) {
+                o->store[i] = s;
+                o->granule[i] = (int)((size_t)(p - o->base[s]) / GRAN);
+            }
+        }
+    sleep_us(300);
+}
+
+/* (e) Two stores queued one after the other are pinned a granule of each in turn, so that a
+ * launch over both finds the first granules of each pinned early (the store-by-store order had
+ * the H100's first launch of saxpy waiting for y's first granules while x's last ones were
+ * pinned): y's granule 0 comes before x's granule 2 (store by store: after x's granule 7). */
+static void test_stores_in_turn(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 16, 16);
+    assert_non_null(pool);
+    struct vast_backing *x = new_store(8 * GRAN), *y = new_store(8 * GRAN);
+    struct order o = {.base = {pagecache_backing_base(x), pagecache_backing_base(y)}, .size = {8 * GRAN, 8 * GRAN}};
+    dev.on_pin_ctx = &o;
+    dev.on_pin = on_pin_order;
+    assert_int_equal(pagecache_pin_backing_in_background(x, &fake_device_ops, &dev), 0);
+    assert_int_equal(pagecache_pin_backing_in_background(y, &fake_device_ops, &dev), 0);
+    pagecache_wait_background_pins();
+    assert_int_equal(atomic_load(&o.n), 16);
+    int y0 = -1, x2 = -1;
+    for (int i = 0; i < 16; i++) {
+        if (o.store[i] == 1 && o.granule[i] == 0)
+            y0 = i;
+        if (o.store[i] == 0 && o.granule[i] == 2)
+            x2 = i;
+    }
+    if (!(y0 >= 0 && x2 >= 0 && y0 < x2))
+        fail_msg("y's granule 0 pinned at position %d, x's granule 2 at %d", y0, x2);
+    dev.on_pin = NULL;
+    pagecache_destroy_backing(x);
+    pagecache_destroy_backing(y);
+    pagecache_destroy_pool(pool);
+}
+
+/* (f) While a transfer is inside pin_host, the worker starts no pin of its own (the driver pins
+ * one granule at a time: the transfer's pin would share it): with the transfer's pin of granule
+ * 12 held, the worker's calls stop (at most the one it was inside), and resume when it ends. */
+static void test_worker_yields_to_transfers(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    struct vast_pool *pool = fake_pool_open(&dev, PG, 64, 64);
+    assert_non_null(pool);
+    struct vast_backing *b = new_store(16 * GRAN);
+    struct tracker t;
+    track(&dev, &t, b);
+    t.delay_us = 2000;
+    t.hold_granule = 12;
+    struct vast_pc_buffer *buf;
+    assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
+    assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+    struct loader l = {.buf = buf, .order = 2, .first = 12 * GRAN / PG, .count = 1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, load_main, &l), 0);
+    int held = wait_flag(&t.held);
+    sleep_us(5000); /* the worker finishes the pin it was inside */
+    unsigned before = 0, after = 0;
+    for (int g = 0; g < 12; g++)
+        before += atomic_load(&t.calls[g]);
+    sleep_us(40000); /* 20 pins' time for a worker that does not yield */
+    for (int g = 0; g < 12; g++)
+        after += atomic_load(&t.calls[g]);
+    atomic_store(&t.open, 1);
+    void *rc;
+    pthread_join(th, &rc);
+    assert_true(held);
+    assert_null(rc);
+    if (after != before)
+        fail_msg("the worker pinned %u granules while a transfer was pinning", after - before);
+    pagecache_wait_background_pins();
+    for (int g = 0; g < 16; g++)
+        assert_int_equal(t.calls[g], 1);
+    assert_int_equal(pagecache_release_buffer(buf), 0);
+    pagecache_destroy_backing(b);
+    pagecache_destroy_pool(pool);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_pinned_without_transfer, test_destroy_while_pinning, test_destroy_race, test_no_pin_host,
-                 test_refused_pin_stops_store, test_transfers_race_worker, test_transfer_waits_only_for_its_granule)
+                 test_refused_pin_stops_store, test_transfers_race_worker, test_transfer_waits_only_for_its_granule,
+                 test_stores_in_turn, test_worker_yields_to_transfers)
