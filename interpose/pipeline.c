@@ -14,10 +14,10 @@
  * Faults (data-dependent addresses the inspector could not see): the faulting pages are added
  * to the partition and to a "sticky" set that later partitions get up front (partition.c,
  * vast_plan_add_sticky), and the faulted work-groups run again. A kernel that is not safe to
- * re-execute (reads and writes one buffer,
- * compound assignments, atomics), unless its plan's page sets are exact (no fault to retry:
- * launch.c), has the writable pages of each partition written back before it runs (and the pages that faulted, before the retry that has them), and restored from the
- * host before a retry. That snapshot lives on the host rather
+ * re-execute (reads and writes one buffer, compound assignments, atomics), unless its plan's
+ * page sets are exact (no fault to retry: launch.c), has the writable pages of each partition
+ * written back before it runs (and the pages that faulted, before the retry that has them),
+ * and restored from the host before a retry. That snapshot lives on the host rather
  * than in spare device frames: it costs PCIe time only for pages that were already dirty and
  * on retries, and it leaves the whole budget to partitions. A partition whose faulted pages
  * no longer fit is split in halves whose page sets are inspected again (split_partition).
@@ -860,8 +860,8 @@ static bool run_backwards(struct vast_paged *r, struct vast_partition *parts, si
     return last > first;
 }
 
-/* The partitions run in order (or backwards: run_backwards); a split one is replaced by its halves (a stack in front).
- * While partition i runs, partition i+1's pages are prefetched. A kernel safe to re-execute
+/* The partitions run in order (or backwards: run_backwards); a split one is replaced by its
+ * halves (a stack in front). While partition i runs, partition i+1's pages are prefetched. A kernel safe to re-execute
  * has partition i+1 pinned and enqueued before i is waited for (the plan makes consecutive
  * partitions fit together; when they do not, i lands first), on the device lane's second
  * queue (slot 1; slot 0 on the launch's): i+1's work-groups start while i's last ones drain,

@@ -273,12 +273,13 @@ vast_host_pin pagecache_pin_backing(struct vast_backing *b, const struct vast_de
 /* ---------- the background pinner: one process-wide worker thread ---------- */
 
 /* The queue of stores with granules left to pin, taken a granule of each store in turn (round
- * robin: a launch over several buffers needs the first part of each first; measured on the
- * H100, saxpy over 2 x 45 GiB, store by store the first launch waited for y's first granules
- * while the worker pinned x's last ones), the store whose granule is being pinned, the
- * transfers' own pins in progress (the worker takes no granule while one is: the driver pins
- * one granule at a time, about 13 GB/s on the H100 with 1 to 8 threads (tests/bench/pinbench),
- * and a transfer's pin shared it with the worker at a third of that), and the worker's life. */
+ * robin: a launch over several buffers needs the first part of each first), the store whose
+ * granule is being pinned, the transfers' own pins in progress (the worker takes no granule
+ * while one is: the driver pins about 13 GB/s on the H100 with 1 to 8 threads,
+ * tests/bench/pinbench), and the worker's life. Measured on the H100, saxpy over 2 x 45 GiB:
+ * store by store, the first launch's transfers pinned 44 of y's granules themselves at 4.7 GB/s
+ * beside the worker pinning x's; in turn, none, yet the first launch was not shorter: pinning
+ * 90 GiB takes 7.5-8.6 s whoever pins (samples/results/h100-2026-11-28-serpentine). */
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t work; /* a store was queued, the transfers' pins ended, or stop */
