@@ -308,4 +308,7 @@ cl_int vast_stride_plan(struct vast_paged *r, struct vast_partition **parts, siz
 /* Before running a plan (parts NULL: a stride plan being made): partitions of iteration
  * ranges over a written buffer passed twice must not overlap (sets r->needs_restore). */
 void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n);
+/* Whether a partition of the plan is a range of loop iterations (iter_end set): its order
+ * and overlap with the other ranges of its work-groups matter. */
+bool vast_plan_ranged(const struct vast_partition *parts, size_t n);
 #endif

@@ -515,10 +515,7 @@ static cl_int plan_once(struct vast_paged *r, struct vast_partition **parts, siz
  * iteration ranges (their sets are the inspector's where the description knows no ranges). */
 static bool sets_exact(const struct vast_paged *r, const struct vast_partition *plan, size_t n)
 {
-    bool ok = r->pas->host(r) && !r->tk->data_dependent_addresses && r->slices == 0;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = plan[i].iter_end == 0;
-    return ok;
+    return r->pas->host(r) && !r->tk->data_dependent_addresses && r->slices == 0 && !vast_plan_ranged(plan, n);
 }
 
 cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts)

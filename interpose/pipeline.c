@@ -845,11 +845,9 @@ static int run_resident(struct vast_paged *r, struct vast_varg *a, size_t start,
  * goes). */
 static bool run_backwards(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
-    if (nparts < 2 || r->claim != NULL || r->sequential || !vast_config_get()->serpentine)
+    if (nparts < 2 || r->claim != NULL || r->sequential || !vast_config_get()->serpentine ||
+        vast_plan_ranged(parts, nparts))
         return false;
-    for (size_t i = 0; i < nparts; i++)
-        if (parts[i].iter_end != 0)
-            return false;
     size_t first = 0, last = 0;
     if (vast_partition_unpack(&parts[0], r->pages) != CL_SUCCESS ||
         vast_partition_unpack(&parts[nparts - 1], r->pages) != CL_SUCCESS)

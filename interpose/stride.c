@@ -167,11 +167,17 @@ static bool aliased_writes(const struct vast_paged *r)
     return false;
 }
 
+bool vast_plan_ranged(const struct vast_partition *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].iter_end != 0)
+            return true;
+    return false;
+}
+
 void vast_stride_prepare(struct vast_paged *r, const struct vast_partition *parts, size_t n)
 {
-    bool ranges = parts == NULL;
-    for (size_t i = 0; i < n && !ranges; i++)
-        ranges = parts[i].iter_end != 0;
+    bool ranges = parts == NULL || vast_plan_ranged(parts, n);
     /* Partitions of one plan overlap on the device (pipeline.c), which work-groups
      * may, but iterations of one work-item may not when one reads what an earlier one wrote:
      * the translator's read-and-write buffers (needs_restore already) and aliased buffers

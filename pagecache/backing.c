@@ -224,11 +224,12 @@ static void bg_demand(int delta);
  * store: the last granule is clipped to its size. */
 static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g, bool background)
 {
+    const char *who = background ? "background" : "for a transfer"; /* the trace's detail */
     if (b->pins[g] == PIN_BUSY) { /* another caller pins it (traced: a transfer waiting for the worker) */
         uint64_t w0 = vast_now_ns();
         while (b->pins[g] == PIN_BUSY)
             pthread_cond_wait(&b->pinned, &b->lock);
-        vast_trace_span(VAST_TRACK_PIN, "wait", w0, vast_now_ns(), background ? "background" : "for a transfer");
+        vast_trace_span(VAST_TRACK_PIN, "wait", w0, vast_now_ns(), who);
     }
     if (b->pins[g])
         return b->pins[g];
@@ -244,7 +245,7 @@ static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g, bool b
         pin = PIN_FAILED;
     if (!background)
         bg_demand(-1);
-    vast_trace_span(VAST_TRACK_PIN, "pin", t0, vast_now_ns(), background ? "background" : "for a transfer");
+    vast_trace_span(VAST_TRACK_PIN, "pin", t0, vast_now_ns(), who);
     pthread_mutex_lock(&b->lock);
     b->pins[g] = pin;
     pthread_cond_broadcast(&b->pinned);

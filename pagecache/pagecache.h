@@ -163,7 +163,8 @@ int pagecache_want_twins(struct vast_pc_buffer *buf, size_t first, size_t count,
 uint32_t pagecache_page_version(const struct vast_pc_buffer *buf, size_t page);
 /* Resident frame of a root page, VAST_PT_NO_FRAME if none (racy unless pinned). */
 uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page);
-/* How many of root pages [first, first+count) have a frame (racy: a hint for ordering work). */
+/* How many of root pages [first, first+count) have a frame now (a hint for ordering work: it
+ * may change as soon as the pool lock is dropped). */
 size_t pagecache_resident_pages(const struct vast_pc_buffer *buf, size_t first, size_t count);
 int pagecache_page_is_dirty(const struct vast_pc_buffer *buf, size_t page);
 /* Bytes loaded into buf's root's pages (loads and host-write updates of resident pages) and

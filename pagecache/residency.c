@@ -346,11 +346,18 @@ uint32_t pagecache_page_frame(const struct vast_pc_buffer *buf, size_t page)
     return pagecache_pt_frame(&buf->root->pt, page);
 }
 
+static void visit_count(struct vast_pool *pool, size_t page, uint32_t frame, void *ctx)
+{
+    (void)pool, (void)page, (void)frame;
+    (*(size_t *)ctx)++;
+}
+
 size_t pagecache_resident_pages(const struct vast_pc_buffer *buf, size_t first, size_t count)
 {
     size_t n = 0;
-    for (size_t p = first; p < first + count; p++)
-        n += pagecache_pt_frame(&buf->root->pt, p) != VAST_PT_NO_FRAME;
+    pthread_mutex_lock(&buf->pool->lock);
+    pc_for_each_resident(buf->root, first, count, 0, visit_count, &n);
+    pthread_mutex_unlock(&buf->pool->lock);
     return n;
 }
 
