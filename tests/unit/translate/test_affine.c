@@ -393,21 +393,6 @@ static void test_ranges(void **state)
  * one work-group per box, for loops of 1 to 64 trips. Before the fix in split_var the last
  * iteration of work-items 1..63 of each group fell outside every range (the loop's range was
  * the one a trial had computed for work-item 0). */
-struct ranges {
-    long long lo[1024], end[1024];
-    unsigned site[1024];
-    int n;
-};
-
-static void keep_range(void *ctx, unsigned site, long long lo, long long end)
-{
-    struct ranges *g = ctx;
-    assert_true(g->n < 1024);
-    g->site[g->n] = site;
-    g->lo[g->n] = lo;
-    g->end[g->n++] = end;
-}
-
 static void test_grid_stride_covers(void **state)
 {
     (void)state;
@@ -432,8 +417,8 @@ static void test_grid_stride_covers(void **state)
         for (unsigned long long g = 0; g < global / 64; g++) {
             struct translate_alaunch l = {1, {global, 1, 1}, {64, 1, 1}, {0, 0, 0}, args, sizes, 8,
                                           {g, 0, 0}, {g, 0, 0}, 0, 0};
-            struct ranges got = {.n = 0};
-            assert_int_equal(translate_affine_ranges(a, &l, 4096, keep_range, &got), 0);
+            struct tr_ranges got = {.n = 0};
+            assert_int_equal(translate_affine_ranges(a, &l, 4096, tr_collect, &got), 0);
             for (unsigned long long w = g * 64; w < (g + 1) * 64; w++)
                 for (long long id = (long long)w; id < n; id += (long long)global)
                     for (unsigned site = 0; site < a->nsites; site++) {
