@@ -1087,11 +1087,6 @@ struct translate_affine *tr_affine_kernel(struct tr_unit *u, struct tr_fn *fn)
                 st->range_loop = x->ranged_loop[st->range_loop] - 1;
             else if (st->range_part != 0)
                 st->range_part = 0, st->range_loop = 0, a->ranges = 0;
-            /* A site before the loop (a resumable loop's prologue) counts in every range, though
-             * a restored variable's initializer runs in the first only: NBody's `pos =
-             * oldPos[i]` made each range's set 5 pages larger in a 10-page budget (1478 ranges
-             * against the inspector's 384, on PoCL). Such kernels keep the inspector. */
-            a->ranges &= st->range_part != 0;
         }
         prune_loops(a);
     }

@@ -43,6 +43,12 @@ struct env {
     unsigned char fixed[VAR_LOOP + MAX_LOOPS]; /* loop ranges set by refinement, not by their loop */
     const struct translate_affine *a;
     int evals;
+    /* A remainder whose operand crosses one multiple of its constant divisor (NBody's
+     * `(t + group) % tiles` over a box whose sum passes `tiles`) takes two intervals,
+     * [lo % b, b - 1] and [0, hi % b], where the hull is the whole period. refine evaluates a
+     * site once per interval (pick 0, 1) when the hull saw one (wraps); pick -1: the hull.
+     * Only the first such remainder of an offset is picked; loop bounds never are. */
+    int pick, wraps;
 };
 
 static wide wmin(wide a, wide b) { return a < b ? a : b; }
@@ -232,7 +238,14 @@ static int eval(struct env *e, const struct translate_aexpr *x, struct ival *out
         case TRANSLATE_AOP_SUB: v = (struct ival){a.lo - b.hi, a.hi - b.lo}; break;
         case TRANSLATE_AOP_MUL: rc = mul(a, b, &v); break;
         case TRANSLATE_AOP_DIV: rc = divide(a, b, &v); break;
-        case TRANSLATE_AOP_REM: rc = rem(a, b, &v); break;
+        case TRANSLATE_AOP_REM:
+            if (b.lo == b.hi && b.lo > 0 && a.lo >= 0 && a.hi / b.lo == a.lo / b.lo + 1 && e->wraps++ == 0 &&
+                e->pick >= 0) {
+                v = e->pick == 0 ? (struct ival){a.lo % b.lo, b.lo - 1} : (struct ival){0, a.hi % b.lo};
+                break;
+            }
+            rc = rem(a, b, &v);
+            break;
         case TRANSLATE_AOP_SHL: rc = wb ? -1 : shift(a, b, 1, &v); break;
         case TRANSLATE_AOP_SHR: rc = shift(a, b, 0, &v); break;
         case TRANSLATE_AOP_MIN: v = (struct ival){wmin(a.lo, b.lo), wmin(a.hi, b.hi)}; break;
@@ -293,7 +306,12 @@ struct out {
 
 static int site_ival(struct env *e, const struct translate_asite *s, struct ival *r)
 {
-    if (loop_ranges(e) != 0 || eval(e, &s->offset, r, 1) != 0)
+    int pick = e->pick;
+    e->pick = -1;
+    int rc = loop_ranges(e);
+    e->pick = pick;
+    e->wraps = 0;
+    if (rc != 0 || eval(e, &s->offset, r, 1) != 0)
         return -1;
     r->hi += s->bytes; /* exclusive end */
     wide half = (wide)1 << 63; /* the offset is pointer arithmetic: a 64-bit signed value */
@@ -349,6 +367,13 @@ static int refine(struct env *e, const struct translate_asite *s, unsigned site,
     struct ival whole;
     if (site_ival(e, s, &whole) != 0)
         return -1;
+    if (e->pick < 0 && e->wraps > 0 && whole.hi - whole.lo > 2 * granule) { /* a remainder's two intervals */
+        int rc = 0;
+        for (e->pick = 0; rc == 0 && e->pick < 2; e->pick++)
+            rc = refine(e, s, site, granule, o);
+        e->pick = -1;
+        return rc;
+    }
     int v = whole.hi - whole.lo > 2 * granule && e->evals < REFINE_EVALS ? split_var(e, s, whole) : -1;
     if (v < 0) {
         report(o, site, whole);
@@ -372,7 +397,7 @@ static int env_init(struct env *e, const struct translate_affine *a, const struc
 {
     if (a == NULL || l == NULL || a->nloops > MAX_LOOPS)
         return -1;
-    *e = (struct env){.l = l, .nloops = a->nloops, .a = a};
+    *e = (struct env){.l = l, .nloops = a->nloops, .a = a, .pick = -1};
     for (unsigned d = 0; d < 3; d++) {
         int in = d < (l->dims ? l->dims : 1);
         unsigned long long ls = in ? l->local_size[d] : 1;

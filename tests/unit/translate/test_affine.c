@@ -142,7 +142,8 @@ static void test_matrixmul(void **state)
         assert_int_equal(a->sites[i].range_part, 1);
     assert_false(kernel(r, "w")->affine != NULL && kernel(r, "w")->affine->ranges);
     translate_result_free(r);
-    /* a load before a resumable loop (NBody's pos = oldPos[i]): no ranges, the inspector plans */
+    /* a load before a resumable loop (NBody's pos = oldPos[i]): the prologue runs in every
+     * range (resume.c), so its site counts in every range (range_part 0) */
     r = tr("__kernel void pre(__global const float *a, __global float *o, int n) {\n"
            "  int i = get_global_id(0); float p = a[i]; float acc = 0;\n"
            "  for (int t = 0; t < n; t++) { acc += a[t] * p; }\n"
@@ -150,7 +151,10 @@ static void test_matrixmul(void **state)
     assert_true(kernel(r, "pre")->resumable);
     a = affine(r, "pre", 3, 1);
     assert_int_equal(a->loops[0].ranged, 1);
-    assert_int_equal(a->ranges, 0);
+    assert_int_equal(a->ranges, 1);
+    assert_int_equal(a->sites[0].range_part, 0);
+    assert_int_equal(a->sites[1].range_part, 1);
+    assert_int_equal(a->sites[2].range_part, 2);
     translate_result_free(r);
 }
 
@@ -435,6 +439,72 @@ static void test_grid_stride_covers(void **state)
     translate_result_free(r);
 }
 
+/* NBody's tile loop planned in iteration ranges from the host description: the prologue's
+ * `pos = oldPos[i]` counts in every range (it runs in every range: resume.c) instead of
+ * leaving the kernel to the inspector, and `(t + start) % tiles` over a box whose sum passes
+ * `tiles` gives its two intervals, not the whole period (affine_eval.c, pick). For boxes of 8
+ * work-groups and ranges of 1 to 64 tiles: every byte a work-item reads lies in a reported
+ * range, and the ranges of oldPos hold no byte that none reads. Before: no ranges (ranges 0),
+ * and then the whole array for every box that wrapped. */
+static void test_wrapped_tiles(void **state)
+{
+    (void)state;
+    struct translate_result *r =
+        tr("#define LOCAL 64\n"
+           "__kernel __attribute__((reqd_work_group_size(LOCAL, 1, 1)))\n"
+           "void nbody(__global float4 *newPos, __global const float4 *oldPos, ulong n) {\n"
+           "  __local float4 tile[LOCAL];\n"
+           "  size_t i = get_global_id(0), lid = get_local_id(0);\n"
+           "  size_t tiles = n / LOCAL, start = get_group_id(0);\n"
+           "  float4 pos = oldPos[i];\n"
+           "  float3 acc = (float3)(0.0f, 0.0f, 0.0f);\n"
+           "  for (size_t t = 0; t < tiles; t++) {\n"
+           "    size_t tt = (t + start) % tiles;\n"
+           "    tile[lid] = oldPos[tt * LOCAL + lid];\n"
+           "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+           "    for (int j = 0; j < LOCAL; j++) acc += tile[j].xyz - pos.xyz;\n"
+           "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+           "  }\n"
+           "  pos.xyz += acc;\n"
+           "  newPos[i] = pos; }\n");
+    const struct translate_kernel *k = kernel(r, "nbody");
+    assert_true(k->iteration_ranges);
+    assert_non_null(k->affine);
+    assert_true(k->affine->ranges);
+    enum { TILES = 64, BYTES = TILES * 64 * 16 };
+    unsigned long long n = TILES * 64;
+    void *buf = NULL;
+    const void *args[3] = {&buf, &buf, &n};
+    size_t sizes[3] = {sizeof buf, sizeof buf, 8};
+    static const unsigned long long firsts[] = {0, 5, 30, 60}, counts[] = {1, 3, 9, 64};
+    for (unsigned long long g0 = 0; g0 < TILES; g0 += 8)
+        for (unsigned c = 0; c < 16; c++) {
+            unsigned long long s0 = firsts[c % 4], s1 = s0 + counts[c / 4];
+            struct translate_alaunch l = {1, {n, 1, 1}, {64, 1, 1}, {0, 0, 0}, args, sizes, 3,
+                                          {g0, 0, 0}, {g0 + 7, 0, 0}, s0, s1};
+            struct tr_ranges got = {.n = 0};
+            assert_int_equal(translate_affine_ranges(k->affine, &l, 1024, tr_collect, &got), 0);
+            static unsigned char read[BYTES / 16], reported[BYTES / 16]; /* per float4 of oldPos */
+            memset(read, 0, sizeof read);
+            memset(reported, 0, sizeof reported);
+            for (int i = 0; i < got.n; i++)
+                if (k->affine->sites[got.site[i]].arg == 1)
+                    for (long long b = got.lo[i] < 0 ? 0 : got.lo[i]; b < got.end[i] && b < BYTES; b += 16)
+                        reported[b / 16] = 1;
+            for (unsigned long long g = g0; g < g0 + 8; g++)
+                for (unsigned long long lid = 0; lid < 64; lid++) {
+                    read[g * 64 + lid] = 1; /* the prologue, in every range */
+                    for (unsigned long long t = s0; t < s1 && t < TILES; t++)
+                        read[(t + g) % TILES * 64 + lid] = 1;
+                }
+            for (unsigned e = 0; e < BYTES / 16; e++)
+                if (read[e] != reported[e])
+                    fail_msg("groups %llu..%llu, iterations [%llu, %llu): oldPos[%u] %s", g0, g0 + 7, s0, s1, e,
+                             read[e] ? "read but in no range" : "in a range but read by none");
+        }
+    translate_result_free(r);
+}
+
 /* Whole stores (translate_asite.whole) and their guards: plain stores of a whole element in
  * the body or then-branches, after statements that cannot leave but `if (c) return;`. */
 static void expect_whole(const char *src, const char *name, unsigned site, unsigned whole, unsigned nguards)
@@ -500,4 +570,4 @@ static void test_whole_stores(void **state)
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_saxpy, test_matrixmul, test_locals_2d, test_loops,
                  test_vectors_atomics_ternary, test_array_member, test_unsupported, test_ranges,
-                 test_grid_stride_covers, test_whole_stores)
+                 test_grid_stride_covers, test_wrapped_tiles, test_whole_stores)
