@@ -267,7 +267,8 @@ static cl_int split_resident(struct vast_paged *r, cl_uint n, bool exact, struct
  * through a writable argument (a partition boundary inside a page: two members may write it;
  * the ranges of one block count as one partition); else all of them. Pages one partition
  * writes are owned by whichever member claims it: loaded
- * from the host store and written back whole (pagecache/README.md "Owned pages"). */
+ * from the host store, or given a frame without a load where the partition overwrites them
+ * whole (cover.c), and written back whole (pagecache/README.md "Owned pages"). */
 static cl_int mark_twins(struct vast_paged *r, const struct vast_partition *parts, size_t nparts, bool exact)
 {
     cl_device_id dev = r->cmd->queue->device;

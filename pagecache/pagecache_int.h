@@ -59,6 +59,13 @@ bool pc_group_stale(const struct vast_pc_buffer *root, size_t page);
  * where the backing is) and the frame, in the lane's direction, as for a buffer in no group. */
 int pc_plain_transfer(struct vast_pool *pool, struct vast_pc_buffer *root, uint32_t frame,
                       size_t dev_off, size_t start, size_t len, struct pc_lane *lane);
+/* Whether pages [first, first+count) of a grouped root may be given frames without a load
+ * (VAST_PC_NO_LOAD): an owned group and none of them wants a twin, so each goes back whole
+ * (a twin's merge would compare the kernel's bytes with what the load did not put there). */
+bool pc_group_untwinned(const struct vast_pc_buffer *root, size_t first, size_t count);
+/* Root pages[0..n) were given frames without a load (no pool lock): each copy is current as
+ * of now, as an owned load's would be, and has no twin. */
+void pc_group_granted(struct vast_pc_buffer *root, const size_t *pages, size_t n);
 /* end_host_write of a grouped root: the host bytes [lo, hi) changed; copies of `pinned`
  * (updated with them) stay current. */
 void pc_group_host_written(struct vast_pc_buffer *root, size_t lo, size_t hi,

@@ -248,6 +248,29 @@ static int owned_load(struct vast_pool *pool, struct vast_pc_buffer *root, uint3
     return pc_plain_transfer(pool, root, frame, dev_off, start, len, lane);
 }
 
+bool pc_group_untwinned(const struct vast_pc_buffer *root, size_t first, size_t count)
+{
+    if (!atomic_load_explicit(&root->group->owned, memory_order_relaxed))
+        return false;
+    for (size_t p = first; p < first + count; p++)
+        if (wants_twin(root, p))
+            return false;
+    return true;
+}
+
+void pc_group_granted(struct vast_pc_buffer *root, const size_t *pages, size_t n)
+{
+    struct vast_pc_group *g = root->group;
+    unsigned s = root->pool->page_shift;
+    pthread_mutex_lock(&g->lock);
+    uint32_t now = atomic_load(&g->clock);
+    for (size_t i = 0; i < n; i++) {
+        seen_whole(root, pages[i] << s, (size_t)1 << s, now);
+        atomic_fetch_and_explicit(&root->twin[pages[i]], (uint8_t)~PC_TWIN_HAS, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
 /* A write-back of owned pages: the whole bytes straight into the host store (pinned), and
  * once they are there, published (pc_group_owned_landed). On an unordered lane (a duplex
  * pool's evictions and flushes) that is when its ticket is waited for, so owned pages travel

@@ -537,6 +537,8 @@ static int mr_transfer_simplex(struct mr_call *c, struct pc_io *ios)
                                       c->grants[i].victim_page};
     if (pc_write_back_runs(pool, ios, n))
         return VAST_PC_ERR_TRANSFER;
+    if (c->no_load && c->ngrants > 0 && c->root->group != NULL)
+        pc_group_granted(c->root, c->grant_page, c->ngrants);
     if (c->ngrants == 0 || c->no_load)
         return VAST_PC_OK;
     int rc = mr_issue_loads(c, ios, NULL, c->ngrants, 0);
@@ -728,8 +730,9 @@ int pagecache_make_resident(struct vast_pc_buffer *buf, size_t first, size_t cou
     if ((flags & VAST_PC_NO_LOAD) && (!(flags & VAST_PC_PIN) || (flags & VAST_PC_RESIDENT_ONLY)))
         return VAST_PC_ERR_INVALID; /* an unloaded page must stay pinned until it is written */
     struct mr_call c = {.root = buf->root, .first = first, .count = count, 
-                      /* a grouped page's merge compares the frame with the twin its load filled */
-                      .no_load = (flags & VAST_PC_NO_LOAD) && buf->root->group == NULL};
+                      /* a twinned page's merge compares the frame with the twin its load filled */
+                      .no_load = (flags & VAST_PC_NO_LOAD) &&
+                                 (buf->root->group == NULL || pc_group_untwinned(buf->root, first, count))};
     c.grants = malloc(count * sizeof *c.grants);
     c.grant_page = malloc(count * sizeof *c.grant_page);
     c.loading = calloc(count, 1);

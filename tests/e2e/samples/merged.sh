@@ -3,21 +3,24 @@
 # against the same sample run directly on PoCL (run_modes.sh: PASS and equal hashes), and
 # proof that the merged device's launches ran on every member: VAST_STATS=1 must print one
 # merged_member line per PoCL device, each with partitions > 0, and the sample's device must
-# be the merged one ("VAST: N x ...").
+# be the merged one ("VAST: N x ..."). --noload: every member's pool line must also show pages
+# given frames without a load (noload_bytes > 0: an output the kernel overwrites whole, owned
+# by the member that writes it) and no stale whole write-back (owned_stale_bytes=0).
 #
-# usage: merged.sh --libvast PATH --icd-dir DIR --devices N [--timeout S] -- SAMPLE [ARGS...]
+# usage: merged.sh --libvast PATH --icd-dir DIR --devices N [--timeout S] [--noload] -- SAMPLE [ARGS...]
 # The caller's VAST_* (VAST_FORCE_PAGED, VAST_DEVICE_MEMORY, ...) pass through.
 # Exit: 0 the hashes agree (every run) and every member ran partitions (one run of up to
 # three), 1 otherwise, 2 usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-libvast="" icd_dir="" devices=2 timeout_s=300
+libvast="" icd_dir="" devices=2 timeout_s=300 noload=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --libvast) libvast="$2"; shift 2 ;;
     --icd-dir) icd_dir="$2"; shift 2 ;;
     --devices) devices="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
+    --noload) noload=1; shift ;;
     --) shift; break ;;
     *) echo "merged: unknown option $1" >&2; exit 2 ;;
     esac
@@ -37,6 +40,12 @@ for try in 1 2 3; do
     [ "$rc" = 0 ] || { echo "merged: FAIL: the merged device's run differs from PoCL's (above)"; exit 1; }
     grep -q "^    device: VAST: $devices x " <<<"$out" \
         || { echo "merged: FAIL: the sample did not run on a merged device of $devices members"; exit 1; }
+    if [ "$noload" = 1 ]; then
+        pools=$(grep '^    vast: stats: pool=' <<<"$out")
+        [ "$(grep -c . <<<"$pools")" = "$devices" ] && ! grep -q ' noload_bytes=0 ' <<<"$pools" &&
+            ! grep -qv ' owned_stale_bytes=0$\| owned_stale_bytes=0 ' <<<"$pools" \
+            || { echo "merged: FAIL: a member loaded what the kernel overwrites, or wrote back a stale page (pool lines above)"; exit 1; }
+    fi
     members=$(grep -c '^    vast: stats: merged_member=' <<<"$out")
     [ "$members" = "$devices" ] || { echo "merged: FAIL: $members merged_member lines, expected $devices"; exit 1; }
     idle=$(grep '^    vast: stats: merged_member=' <<<"$out" | grep -c ' partitions=0$')

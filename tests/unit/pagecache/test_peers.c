@@ -6,7 +6,9 @@
  * Owned pages (a merged device's buffers): pages one side writes go without twins and back
  * whole, a page marked for both goes through twins and merges, an unmarked page both write is
  * counted (owned_stale_bytes), a resident copy that comes to want a twin is dropped; on duplex
- * devices their write-backs travel on the unordered lane. */
+ * devices their write-backs travel on the unordered lane; an owned page a kernel overwrites
+ * is given a frame without a load (VAST_PC_NO_LOAD) and goes back whole, a twinned one is
+ * loaded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -368,7 +370,61 @@ static void test_owned_want_drops_untwinned(void **state)
     close_fx(fx);
 }
 
+/* VAST_PC_NO_LOAD on owned pages: granted without a load and written back whole, even where
+ * the page's last copy had a twin (side 0 has one frame: page 0 loads through a twin, is
+ * evicted, the host changes it, and a "kernel" writes back exactly the old twin's bytes,
+ * which a merge against that twin would drop); a call over a page that wants a twin loads.
+ * Before: grouped pages were always loaded. */
+static void test_owned_no_load(void **state)
+{
+    (void)state;
+    struct fx *fx = open_fx_on(PG, PG, (const size_t[2]){1, 4}, -1);
+    assert_int_equal(pagecache_own_pages(fx->s[0].buf), 0);
+    struct side *s = &fx->s[0];
+    const uint8_t twin0[4] = {1, 0, 0, 0}, none[4] = {0, 0, 0, 0}, twin2[4] = {0, 0, 1, 0};
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pagecache_want_twins(fx->s[k].buf, 0, 4, twin0), 0);
+    unsigned char old[PG];
+    memcpy(old, pagecache_backing_base(fx->store), PG);
+    assert_int_equal(pagecache_make_resident(s->buf, 0, 1, 0, NULL), 0); /* through its twin */
+    assert_int_equal(pool_stats(fx, 0).twin_h2d_bytes, PG);
+    assert_int_equal(pagecache_make_resident(s->buf, 1, 1, 0, NULL), 0); /* evicts page 0 */
+    unsigned char fresh[PG];
+    memset(fresh, 0x5a, PG);
+    assert_int_equal(pagecache_write(s->buf, 0, PG, fresh), 0);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pagecache_want_twins(fx->s[k].buf, 0, 4, none), 0);
+    fake_device_reset_counts(&s->dev);
+    struct vast_frame_loc loc;
+    assert_int_equal(pagecache_make_resident(s->buf, 0, 1, VAST_PC_PIN | VAST_PC_NO_LOAD, &loc), 0);
+    assert_int_equal(s->dev.writes, 0);
+    assert_int_equal(pool_stats(fx, 0).noload_bytes, PG);
+    memcpy(fake_chunk_mem(loc.chunk) + loc.offset, old, PG); /* the kernel overwrites the page */
+    memcpy(fx->want, old, PG);
+    assert_int_equal(pagecache_mark_dirty(s->buf, 0, 1), 0);
+    pagecache_unpin_range(s->buf, 0, 1);
+    assert_int_equal(pagecache_flush_range(s->buf, 0, SIZE), 0);
+    assert_host(fx);
+    struct vast_pool_stats st = pool_stats(fx, 0);
+    assert_int_equal(st.owned_d2h_bytes, PG);
+    assert_int_equal(st.merged_d2h_bytes, 0);
+    assert_int_equal(st.owned_stale_bytes, 0);
+    unsigned char got[SIZE]; /* side 1 sees the page after a refresh */
+    assert_int_equal(pagecache_refresh_range(fx->s[1].buf, 0, SIZE), 0);
+    assert_int_equal(pagecache_read(fx->s[1].buf, 0, SIZE, got), 0);
+    assert_memory_equal(got, fx->want, SIZE);
+    /* page 2 wants a twin: loaded, through it */
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pagecache_want_twins(fx->s[k].buf, 0, 4, twin2), 0);
+    fake_device_reset_counts(&s->dev);
+    assert_int_equal(pagecache_make_resident(s->buf, 2, 1, VAST_PC_PIN | VAST_PC_NO_LOAD, &loc), 0);
+    assert_int_equal(s->dev.writes, 1);
+    assert_int_equal(pool_stats(fx, 0).noload_bytes, PG);
+    pagecache_unpin_range(s->buf, 2, 1);
+    close_fx(fx);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL, test_disjoint_same_pages, test_disjoint_other_page_sizes, test_eviction_merges,
                  test_refresh_drops_stale, test_refresh_dirty_and_host_writes, test_owned_disjoint_pages,
                  test_owned_shared_page_merges, test_owned_unmarked_shared_page_counted,
-                 test_owned_want_drops_untwinned, test_owned_duplex_lanes)
+                 test_owned_want_drops_untwinned, test_owned_duplex_lanes, test_owned_no_load)
