@@ -4,9 +4,12 @@
 # through VAST on one device and through the merged device over all of the platform's devices,
 # in four configurations: direct (default budget), paged (VAST_FORCE_PAGED=1), 2x and 4x
 # (oversubscribed: the data is 2x / 4x the budget; for the merged device the budget is the sum
-# of its members', so each member gets data / (k x members)). Prints one table row per sample
-# and configuration: the times, the merged device's speed-up over one device, whether every
-# output hash equals the native run's, and the partitions each member ran (from VAST_STATS).
+# of its members', so each member gets data / (k x members)). In 2x and 4x one device also runs
+# at a member's budget (one_m_s): real GPUs have a fixed memory each, so what a second GPU gives
+# is one GPU at its memory against two GPUs at theirs (speedup_m); speedup compares the merged
+# device with one device holding the whole merged budget. Prints one table row per sample and
+# configuration: the times, the speed-ups, whether every output hash equals the native run's,
+# and the partitions each member ran (from VAST_STATS).
 # A benchmark, never a test: its figures go into the README by hand.
 #
 # usage: tests/bench/multigpu.sh --build DIR [options]
@@ -77,7 +80,10 @@ run() {
 }
 
 status=0
-printf '%-16s %-7s %9s %9s %9s %8s  %-6s %s\n' sample config native_s one_s merged_s speedup hashes member_partitions
+row() { printf '%-16s %-7s %9s %9s %9s %9s %8s %9s  %-6s %s\n' "$@"; }
+# speedup A B: A / B as "1.23x", or "-"
+speedup() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
+row sample config native_s one_s one_m_s merged_s speedup speedup_m hashes member_partitions
 while read -r sample rest; do
     [ -z "$sample" ] || [[ "$sample" == \#* ]] && continue
     [ -n "$only" ] && [[ ",$only," != *",$sample,"* ]] && continue
@@ -92,7 +98,7 @@ while read -r sample rest; do
     native_s=${r_time:--} native_hash=$r_hash
     [ "$r_status" = PASS ] || native_hash=""
     for config in ${configs//,/ }; do
-        one_env=() merged_env=()
+        one_env=() merged_env=() one_m_s=- one_m_hash=""
         case "$config" in
         paged) one_env=(VAST_FORCE_PAGED=1) merged_env=(VAST_FORCE_PAGED=1) ;;
         2x|4x)
@@ -103,18 +109,24 @@ while read -r sample rest; do
         esac
         run "$sample.$config.one" "$bin" "$args" VAST "${vast_env[@]}" "${one_env[@]}"
         one_s=$r_time one_status=$r_status one_hash=$r_hash
+        case "$config" in
+        2x|4x)
+            run "$sample.$config.one_m" "$bin" "$args" VAST "${vast_env[@]}" "${merged_env[@]}"
+            one_m_s=$r_time one_m_hash=$r_hash
+            [ "$r_status" = PASS ] || { one_m_s=$r_status; status=1; } ;;
+        esac
         run "$sample.$config.merged" "$bin" "$args" VAST "${vast_env[@]}" VAST_MERGE_DEVICES=1 "${merged_env[@]}"
         merged_s=$r_time merged_status=$r_status merged_hash=$r_hash merged_parts=$r_parts
         hashes=same
-        if [ -z "$native_hash" ] || [ "$one_hash" != "$native_hash" ] || [ "$merged_hash" != "$native_hash" ]; then
+        if [ -z "$native_hash" ] || [ "$one_hash" != "$native_hash" ] || [ "$merged_hash" != "$native_hash" ] ||
+            { [ -n "$one_m_hash" ] && [ "$one_m_hash" != "$native_hash" ]; }; then
             hashes=DIFFER
         fi
         [ "$one_status" = PASS ] || one_s=$one_status
         [ "$merged_status" = PASS ] || merged_s=$merged_status
-        speedup=$(awk -v a="$one_s" -v b="$merged_s" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }')
         [ "$hashes" = same ] && [ "$one_status" = PASS ] && [ "$merged_status" = PASS ] || status=1
-        printf '%-16s %-7s %9s %9s %9s %8s  %-6s %s\n' "$sample" "$config" "$native_s" "$one_s" "$merged_s" \
-            "$speedup" "$hashes" "${merged_parts:--}"
+        row "$sample" "$config" "$native_s" "$one_s" "$one_m_s" "$merged_s" "$(speedup "$one_s" "$merged_s")" \
+            "$(speedup "$one_m_s" "$merged_s")" "$hashes" "${merged_parts:--}"
     done
 done < "$preset_file"
 echo "multigpu: $members devices merged ($real); runs' output in $out"
