@@ -8,6 +8,7 @@
  * Verification: the last step, against a double-precision step from the state before it
  * (read back too). Per component: |a - a_ref| <= (n + 16) * FLT_EPSILON * sum |terms|, then
  * carried through v' = (v + a dt) damping and p' = p + v' dt with 4 ulps per operation. */
+#include "nbody_kernel.h"
 #include "sample.h"
 
 #include <float.h>
@@ -15,43 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define LOCAL 64
 #define SOFTENING2 0.01f
 #define DT 0.001f
 #define DAMPING 0.995f
 
-static const char *kernel_source =
-    "#define LOCAL 64\n"
-    "__kernel __attribute__((reqd_work_group_size(LOCAL, 1, 1)))\n"
-    "void integrateBodies(__global float4 *newPos, __global float4 *newVel,\n"
-    "                     __global const float4 *oldPos, __global const float4 *oldVel,\n"
-    "                     float dt, float damping, float softening2, ulong n)\n"
-    "{\n"
-    "    __local float4 tile[LOCAL];\n"
-    "    size_t i = get_global_id(0), lid = get_local_id(0);\n"
-    "    size_t tiles = n / LOCAL, start = get_group_id(0);\n"
-    "    float4 pos = oldPos[i];\n"
-    "    float3 acc = (float3)(0.0f, 0.0f, 0.0f);\n"
-    "    for (size_t t = 0; t < tiles; t++) {\n"
-    "        size_t tt = (t + start) % tiles;\n"
-    "        tile[lid] = oldPos[tt * LOCAL + lid];\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        for (int j = 0; j < LOCAL; j++) {\n"
-    "            float4 other = tile[j];\n"
-    "            float3 r = other.xyz - pos.xyz;\n"
-    "            float d2 = r.x * r.x + r.y * r.y + r.z * r.z + softening2;\n"
-    "            float inv = rsqrt(d2);\n"
-    "            float s = other.w * (inv * inv * inv);\n"
-    "            acc += r * s;\n"
-    "        }\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    }\n"
-    "    float4 vel = oldVel[i];\n"
-    "    vel.xyz = (vel.xyz + acc * dt) * damping;\n"
-    "    pos.xyz = pos.xyz + vel.xyz * dt;\n"
-    "    newPos[i] = pos;\n"
-    "    newVel[i] = vel;\n"
-    "}\n";
 
 /* Check body i of the step from (pos, vel) to (npos, nvel). */
 static bool check_body(size_t n, size_t i, const cl_float4 *pos, const cl_float4 *vel,
@@ -129,7 +97,7 @@ int main(int argc, char **argv)
     sample_poison(queue, dpos[1], bytes, poison);
     sample_poison(queue, dvel[1], bytes, poison);
     CL_CHECK(clFinish(queue));
-    cl_program program = sample_build_program(context, device, kernel_source, "");
+    cl_program program = sample_build_program(context, device, nbody_source, "");
     cl_kernel kernel = sample_kernel(program, "integrateBodies");
 
     double t0 = sample_now();

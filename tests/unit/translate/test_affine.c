@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "MatrixMul/matrixmul_kernel.h"
+#include "NBody/nbody_kernel.h"
 #include "translate.h"
 #include "tr.h"
 #include "vast_cmocka.h"
@@ -439,7 +440,7 @@ static void test_grid_stride_covers(void **state)
     translate_result_free(r);
 }
 
-/* NBody's tile loop planned in iteration ranges from the host description: the prologue's
+/* The NBody sample's tile loop planned in iteration ranges from the host description: the prologue's
  * `pos = oldPos[i]` counts in every range (it runs in every range: resume.c) instead of
  * leaving the kernel to the inspector, and `(t + start) % tiles` over a box whose sum passes
  * `tiles` gives its two intervals, not the whole period (affine_eval.c, pick). For boxes of 8
@@ -449,38 +450,22 @@ static void test_grid_stride_covers(void **state)
 static void test_wrapped_tiles(void **state)
 {
     (void)state;
-    struct translate_result *r =
-        tr("#define LOCAL 64\n"
-           "__kernel __attribute__((reqd_work_group_size(LOCAL, 1, 1)))\n"
-           "void nbody(__global float4 *newPos, __global const float4 *oldPos, ulong n) {\n"
-           "  __local float4 tile[LOCAL];\n"
-           "  size_t i = get_global_id(0), lid = get_local_id(0);\n"
-           "  size_t tiles = n / LOCAL, start = get_group_id(0);\n"
-           "  float4 pos = oldPos[i];\n"
-           "  float3 acc = (float3)(0.0f, 0.0f, 0.0f);\n"
-           "  for (size_t t = 0; t < tiles; t++) {\n"
-           "    size_t tt = (t + start) % tiles;\n"
-           "    tile[lid] = oldPos[tt * LOCAL + lid];\n"
-           "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-           "    for (int j = 0; j < LOCAL; j++) acc += tile[j].xyz - pos.xyz;\n"
-           "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-           "  }\n"
-           "  pos.xyz += acc;\n"
-           "  newPos[i] = pos; }\n");
-    const struct translate_kernel *k = kernel(r, "nbody");
+    struct translate_result *r = tr(nbody_source);
+    const struct translate_kernel *k = kernel(r, "integrateBodies");
     assert_true(k->iteration_ranges);
     assert_non_null(k->affine);
     assert_true(k->affine->ranges);
     enum { TILES = 64, BYTES = TILES * 64 * 16 };
     unsigned long long n = TILES * 64;
     void *buf = NULL;
-    const void *args[3] = {&buf, &buf, &n};
-    size_t sizes[3] = {sizeof buf, sizeof buf, 8};
+    float f = 0.5f;
+    const void *args[8] = {&buf, &buf, &buf, &buf, &f, &f, &f, &n};
+    size_t sizes[8] = {sizeof buf, sizeof buf, sizeof buf, sizeof buf, 4, 4, 4, 8};
     static const unsigned long long firsts[] = {0, 5, 30, 60}, counts[] = {1, 3, 9, 64};
     for (unsigned long long g0 = 0; g0 < TILES; g0 += 8)
         for (unsigned c = 0; c < 16; c++) {
             unsigned long long s0 = firsts[c % 4], s1 = s0 + counts[c / 4];
-            struct translate_alaunch l = {1, {n, 1, 1}, {64, 1, 1}, {0, 0, 0}, args, sizes, 3,
+            struct translate_alaunch l = {1, {n, 1, 1}, {64, 1, 1}, {0, 0, 0}, args, sizes, 8,
                                           {g0, 0, 0}, {g0 + 7, 0, 0}, s0, s1};
             struct tr_ranges got = {.n = 0};
             assert_int_equal(translate_affine_ranges(k->affine, &l, 1024, tr_collect, &got), 0);
@@ -488,7 +473,7 @@ static void test_wrapped_tiles(void **state)
             memset(read, 0, sizeof read);
             memset(reported, 0, sizeof reported);
             for (int i = 0; i < got.n; i++)
-                if (k->affine->sites[got.site[i]].arg == 1)
+                if (k->affine->sites[got.site[i]].arg == 2) /* oldPos */
                     for (long long b = got.lo[i] < 0 ? 0 : got.lo[i]; b < got.end[i] && b < BYTES; b += 16)
                         reported[b / 16] = 1;
             for (unsigned long long g = g0; g < g0 + 8; g++)
