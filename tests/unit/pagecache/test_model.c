@@ -68,6 +68,10 @@ static void rand_range(struct model *m, size_t max, size_t *off, size_t *n)
     *off = m->lo + rnd(&m->rng) % (m->len - *n + 1);
 }
 
+/* The model's shadow starts at zero; a new store's bytes are undefined (a store released
+ * earlier in the process may be given again: backing.c), so the store starts so too. */
+static void zero_store(struct vast_backing *b, size_t size) { memset(pagecache_backing_base(b), 0, size); }
+
 static void op_host_write(struct model *m)
 {
     size_t off, n;
@@ -230,6 +234,7 @@ static void run_model_single(int staged, int order)
     assert_int_equal(pagecache_create_pool(ops, &dev, 8 * PG, PG, 3 * PG, &pool), 0);
     pool_init(pool, order);
     assert_int_equal(pagecache_create_backing(size, 0, &store), 0);
+    zero_store(store, size);
     struct model m = {.pool = pool, .lo = 0, .len = size, .rng = seed};
     assert_int_equal(pagecache_create_buffer(pool, store, &m.buf), 0);
     m.shadow = calloc(1, size);
@@ -296,11 +301,13 @@ static void run_model_threads(int staged, int order)
     struct vast_pc_buffer *shared;
     size_t shared_size = NTHREADS * SHARED_PAGES_PER_THREAD * PG;
     assert_int_equal(pagecache_create_backing(shared_size, 0, &shared_store), 0);
+    zero_store(shared_store, shared_size);
     assert_int_equal(pagecache_create_buffer(pool, shared_store, &shared), 0);
     struct model m[2 * NTHREADS];
     pthread_t th[2 * NTHREADS];
     for (int t = 0; t < NTHREADS; t++) {
         assert_int_equal(pagecache_create_backing(40 * PG, 0, &priv_store[t]), 0);
+        zero_store(priv_store[t], 40 * PG);
         m[t] = (struct model){.pool = pool, .lo = 0, .len = 40 * PG, .rng = seed + 1000u * t};
         assert_int_equal(pagecache_create_buffer(pool, priv_store[t], &m[t].buf), 0);
         m[NTHREADS + t] = (struct model){.pool = pool, .buf = shared, .lo = (size_t)t * SHARED_PAGES_PER_THREAD * PG,

@@ -491,6 +491,21 @@ static void test_backing(void **state)
     pagecache_destroy_backing(b);
     assert_int_equal(dev.unpins, 2);
     pagecache_destroy_pool(pool);
+    /* a released small store is kept and given to the next store of its size, committed and
+     * writable */
+    assert_int_equal(pagecache_create_backing(5 * PG + 1, 0, &b), 0);
+    void *kept = pagecache_backing_base(b);
+    memset(kept, 0x3c, 5 * PG + 1);
+    pagecache_destroy_backing(b);
+    assert_int_equal(pagecache_create_backing(6 * PG, 0, &b), 0);
+    assert_ptr_equal(pagecache_backing_base(b), kept);
+    assert_int_equal(((unsigned char *)pagecache_backing_base(b))[5 * PG], 0x3c); /* not a fresh (zero) mapping */
+    memset(pagecache_backing_base(b), 0x3d, 6 * PG);
+    struct vast_backing *other;
+    assert_int_equal(pagecache_create_backing(6 * PG, 0, &other), 0); /* none kept: a new one */
+    assert_ptr_not_equal(pagecache_backing_base(other), kept);
+    pagecache_destroy_backing(other);
+    pagecache_destroy_backing(b);
     /* the application's memory */
     char app[3 * PG];
     assert_int_equal(pagecache_wrap_backing(app, sizeof app, &b), 0);
