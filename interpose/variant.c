@@ -298,6 +298,7 @@ static struct vast_launch_program *program_state(cl_program p, cl_device_id dev,
             s->warning = out.warning;
         } else {
             d->built[v] = out.built;
+            free(d->error[v]); /* an earlier attempt's, when a driver out of memory made it try again */
             d->error[v] = out.error;
         }
         s->busy = false;
