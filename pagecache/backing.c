@@ -197,7 +197,7 @@ int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **ou
     if (p == NULL && (p = map_store(map_size, &huge)) == MAP_FAILED)
         return VAST_PC_ERR_HOST_MEMORY;
     int rc = backing_new(p, size, map_size, out);
-    if (rc && !recycle_keep(p, map_size, huge))
+    if (rc)
         munmap(p, map_size);
     else
         (*out)->huge = huge;
