@@ -99,6 +99,16 @@ static const char *check_locked(struct vast_pool *pool)
     if (pool->clock_hand >= pagecache_frames_now(pool) || pool->free_hint >= pagecache_frames_now(pool))
         FAIL("clock hand %zu or free hint %zu past %zu frames", pool->clock_hand, pool->free_hint,
              pagecache_frames_now(pool));
+    size_t nwarm = 0; /* warm frames (framepool.h): free, below warm_hi, counted */
+    for (size_t f = 0; f < pool->nframes + pool->overdraft; f++) {
+        if (!pool->frames[f].warm)
+            continue;
+        nwarm++;
+        if (atomic_load_explicit(&pool->frames[f].state, memory_order_relaxed) != 0 || f >= pool->warm_hi)
+            FAIL("frame %zu is warm, but not free or not below warm_hi %zu", f, pool->warm_hi);
+    }
+    if (nwarm != pool->warm_count)
+        FAIL("warm count %zu, but %zu frames are warm", pool->warm_count, nwarm);
     for (size_t f = 0; f < pool->free_hint; f++) /* free frames are granted lowest first */
         if (atomic_load_explicit(&pool->frames[f].state, memory_order_relaxed) == 0)
             FAIL("frame %zu is free below the free hint %zu", f, pool->free_hint);

@@ -169,7 +169,7 @@ static void cc_claim(struct cc_call *c, unsigned flags)
         struct cc_frame *m = &c->moves[c->nmoves++];
         *m = (struct cc_frame){f, (s & VAST_FS_VALID) ? fr->owner : NULL, fr->page, s, 1};
         if (!m->old_owner)
-            pool->free_count--;
+            pagecache_take_free(pool, f);
         fr->evicting = m->old_owner;
         fr->evicting_page = m->old_page;
         fr->owner = root;

@@ -108,6 +108,7 @@ int pagecache_create_pool_overdraft(const struct vast_device_ops *ops, void *dev
     }
     pool->free_count = pool->nframes;
     pagecache_configure_duplex(pool, VAST_DUPLEX_DEFAULT_WINDOW);
+    pool->warm_max = VAST_WARM_DEFAULT >> shift;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->io_done, NULL);
     *out = pool;
@@ -189,7 +190,7 @@ static void grant_one(struct vast_pool *pool, size_t f, struct vast_frame_grant 
         g->victim = NULL;
         g->victim_page = 0;
         g->victim_dirty = 0;
-        pool->free_count--;
+        pagecache_take_free(pool, (uint32_t)f);
     }
     atomic_fetch_or(&fr->state, VAST_FS_IO | VAST_FS_PIN_ONE);
 }
@@ -287,14 +288,71 @@ void pagecache_free_frame(struct vast_pool *pool, uint32_t f)
         pool->free_hint = f;
 }
 
+void pagecache_configure_warm(struct vast_pool *pool, size_t bytes)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->warm_max = bytes >> pool->page_shift;
+    pthread_mutex_unlock(&pool->lock);
+}
+
 void pagecache_discard_frames(struct vast_pool *pool, uint32_t f, size_t n)
 {
+    for (size_t i = f; i < f + n; i++)
+        if (pool->frames[i].warm) {
+            pool->frames[i].warm = false;
+            pool->warm_count--;
+        }
     if (n == 0 || !pool->ops->discard)
         return;
     assert(f + n <= pool->nframes + pool->overdraft && f / pool->frames_per_chunk == (f + n - 1) / pool->frames_per_chunk);
     pool->ops->discard(pool->dev, pagecache_frame_chunk(pool, f), pagecache_frame_offset(pool, f),
                        n << pool->page_shift);
     atomic_fetch_add(&pool->stats.discarded_bytes, (uint64_t)n << pool->page_shift);
+}
+
+/* Gives back the highest warm frames, in runs of adjacent ones, until at most `keep` are left;
+ * every warm frame is then below warm_hi. */
+static void trim_warm(struct vast_pool *pool, size_t keep)
+{
+    size_t f = pool->warm_hi, end = 0; /* [f, end): warm frames gathered downwards; end 0: none */
+    while (pool->warm_count > keep && f > 0) {
+        f--;
+        bool warm = pool->frames[f].warm;
+        if (end != 0 && (!warm || !pagecache_frames_adjacent(pool, (uint32_t)f, (uint32_t)f + 1))) {
+            pagecache_discard_frames(pool, (uint32_t)f + 1, end - f - 1);
+            end = 0;
+        }
+        if (warm && end == 0)
+            end = f + 1;
+        if (end != 0 && pool->warm_count - (end - f) <= keep) { /* this run is enough */
+            pagecache_discard_frames(pool, (uint32_t)f, end - f);
+            end = 0;
+        }
+    }
+    if (end != 0)
+        pagecache_discard_frames(pool, (uint32_t)f, end - f);
+    pool->warm_hi = f;
+}
+
+void pagecache_retire_frames(struct vast_pool *pool, uint32_t f, size_t n)
+{
+    if (n == 0)
+        return;
+    if (!pool->ops->discard)
+        return; /* nothing could be given back: nothing to keep either */
+    if (pool->warm_max == 0) {
+        pagecache_discard_frames(pool, f, n);
+        return;
+    }
+    for (size_t i = f; i < f + n; i++)
+        if (!pool->frames[i].warm) {
+            pool->frames[i].warm = true;
+            pool->warm_count++;
+        }
+    if (f + n > pool->warm_hi)
+        pool->warm_hi = f + n;
+    if (pool->warm_count > pool->warm_max)
+        trim_warm(pool, pool->warm_max / 2);
 }
 
 void pagecache_get_pool_stats(struct vast_pool *pool, struct vast_pool_stats *out)

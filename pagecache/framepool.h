@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "devops.h"
 
@@ -45,6 +46,7 @@ struct vast_pc_buffer;
 
 struct vast_frame {
     _Atomic uint32_t state;
+    bool warm; /* free, from a released buffer, not given back yet (pool lock; retire_frames) */
     struct vast_pc_buffer *owner; /* root buffer; valid when VAST_FS_VALID (pool lock) */
     size_t page;
     /* While a load evicts this frame's previous page (VAST_FS_IO set), that page: its
@@ -101,6 +103,9 @@ struct vast_pool {
     pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
     size_t clock_hand, free_hint, free_count;
+    /* Warm frames (pagecache_retire_frames): how many, the most kept, and a bound above the
+     * highest one's index (pool lock). */
+    size_t warm_count, warm_max, warm_hi;
     size_t transient_pins;   /* pins of VAST_PC_TRANSIENT calls not yet given back */
     uint64_t transient_returns; /* pagecache_unpin_transient calls so far (pool lock) */
     void (*reclaim)(void *arg); /* gives transient pins back (pagecache_set_reclaim) */
@@ -163,6 +168,11 @@ void pagecache_destroy_pool(struct vast_pool *pool);
  * offers it; 0 goes back to the simplex protocol (every write-back of a call, wait, then the
  * loads), e.g. to measure the difference. Takes effect for calls that start afterwards. */
 void pagecache_configure_duplex(struct vast_pool *pool, size_t window_bytes);
+/* Frames of released buffers kept committed for reuse (README.md "Footprint"): at most
+ * `bytes` of them (rounded down to whole frames; default VAST_WARM_DEFAULT); 0 gives every
+ * one back at its release. */
+#define VAST_WARM_DEFAULT ((size_t)4 << 20)
+void pagecache_configure_warm(struct vast_pool *pool, size_t bytes);
 
 /* Device location of a frame. */
 static inline vast_dev_chunk pagecache_frame_chunk(const struct vast_pool *p, uint32_t f)
@@ -223,11 +233,26 @@ static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t 
  * keep their tag and dirty bit until the caller retags them). Returns the number granted,
  * 0 when no frame is free or evictable (every frame pinned or in I/O). */
 size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out);
+/* Pool lock held: free frame f is taken (granted, or claimed by compaction): out of the free
+ * count, and no longer warm. */
+static inline void pagecache_take_free(struct vast_pool *pool, uint32_t f)
+{
+    pool->free_count--;
+    if (pool->frames[f].warm) {
+        pool->frames[f].warm = false;
+        pool->warm_count--;
+    }
+}
 /* Pool lock held: the frame becomes free (no tag, no flags, no pins). */
 void pagecache_free_frame(struct vast_pool *pool, uint32_t f);
 /* Pool lock held: frames [f, f + n), free and adjacent (one chunk), give their memory back to
  * the device (ops->discard; nothing where the device has none). */
 void pagecache_discard_frames(struct vast_pool *pool, uint32_t f, size_t n);
+/* Pool lock held: frames [f, f + n), free and adjacent (one chunk), of a released buffer.
+ * They stay committed as warm frames, the next to be granted, as long as the pool keeps at
+ * most warm_max; past that the highest warm frames are given back (pagecache_discard_frames)
+ * until half of warm_max is left. */
+void pagecache_retire_frames(struct vast_pool *pool, uint32_t f, size_t n);
 
 /* Unmaps the pool's twins (peers.c), if it has any. */
 void pagecache_free_twins(struct vast_pool *pool);

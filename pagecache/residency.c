@@ -265,10 +265,10 @@ static void visit_pinned(struct vast_pool *pool, size_t page, uint32_t f, void *
 }
 
 /* Releasing a buffer frees its frames and gives their memory back to the device in runs of
- * adjacent frames (pagecache_discard_frames), so that the pool's footprint follows the buffers
- * alive, as the real driver's does when a buffer is released. Frames freed otherwise (a host
- * write covering a page, compaction) are not given back: their buffer usually needs frames
- * again at once. */
+ * adjacent frames (pagecache_retire_frames: past the few kept warm for the next buffers), so
+ * that the pool's footprint follows the buffers alive, as the real driver's does when a buffer
+ * is released. Frames freed otherwise (a host write covering a page, compaction) are not given
+ * back: their buffer usually needs frames again at once. */
 struct drop_ctx {
     struct vast_pc_buffer *root;
     uint32_t run, n; /* the run of freed frames not yet given back */
@@ -283,7 +283,7 @@ static void visit_drop(struct vast_pool *pool, size_t page, uint32_t f, void *ct
         d->n++;
         return;
     }
-    pagecache_discard_frames(pool, d->run, d->n);
+    pagecache_retire_frames(pool, d->run, d->n);
     d->run = f;
     d->n = 1;
 }
@@ -304,7 +304,7 @@ int pagecache_release_buffer(struct vast_pc_buffer *buf)
     if (!pinned) {
         struct drop_ctx d = {buf, 0, 0};
         pc_for_each_resident(buf, 0, buf->pt.npages, 0, visit_drop, &d);
-        pagecache_discard_frames(pool, d.run, d.n);
+        pagecache_retire_frames(pool, d.run, d.n);
         *(buf->prev_root ? &buf->prev_root->next_root : &pool->roots) = buf->next_root;
         if (buf->next_root)
             buf->next_root->prev_root = buf->prev_root;
