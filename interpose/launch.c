@@ -345,18 +345,21 @@ static bool contiguous(const struct vast_pool *pool, const struct bound_arg *a)
 
 /* How bind_all places pages: where make_resident puts them, or each buffer as one run of
  * frames (pagecache_make_contiguous: the cheapest window, or packed from the pool's start);
- * BIND_RESIDENT: only where they are, all resident already, pinned for a kernel on the
- * application's queue (launch_fast). */
-enum bind_place { BIND_ANYWHERE, BIND_RUN, BIND_RUN_PACKED, BIND_RESIDENT };
+ * BIND_RESIDENT: only where they are, all resident already, and BIND_LOADED: where they are
+ * or where make_resident loads them, pinned for a kernel on the application's queue
+ * (launch_fast). */
+enum bind_place { BIND_ANYWHERE, BIND_RUN, BIND_RUN_PACKED, BIND_RESIDENT, BIND_LOADED };
 
 static int pin_arg(struct bound_arg *a, enum bind_place place)
 {
     if (place == BIND_ANYWHERE)
         return pagecache_make_resident(a->pc, a->first, a->count, VAST_PC_PIN, a->locs);
-    a->transient = place == BIND_RESIDENT;
-    if (place == BIND_RESIDENT)
+    a->transient = place == BIND_RESIDENT || place == BIND_LOADED;
+    if (a->transient)
         return pagecache_make_resident(a->pc, a->first, a->count,
-                                       VAST_PC_PIN | VAST_PC_RESIDENT_ONLY | VAST_PC_TRANSIENT, a->locs);
+                                       VAST_PC_PIN | VAST_PC_TRANSIENT |
+                                           (place == BIND_RESIDENT ? VAST_PC_RESIDENT_ONLY : 0),
+                                       a->locs);
     return pagecache_make_contiguous(a->pc, a->first, a->count,
                                      VAST_PC_PIN | (place == BIND_RUN_PACKED ? VAST_PC_PACK : 0), a->locs);
 }
@@ -915,10 +918,17 @@ static void fast_unpin(struct vast_onqueue_item *it)
 
 static void fast_release(struct vast_onqueue_item *it) { fast_free((struct fast_launch *)it); }
 
+/* Pages a launch on the application's thread may load there (launch_fast): its transfers
+ * hold the executor's submissions back meanwhile (vast_executor_fast_begin), so the first
+ * launch over large buffers goes to the executor's device lane as before. */
+#define FAST_LOAD_MAX ((size_t)64 << 20)
+
 /* Whether a launch may skip the executor: no wait list, direct mode (not forced paged, no
  * SVM argument), a context of one device (several need vast_vbuf_coherent when the command
- * runs), every buffer within the budget. */
-static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool)
+ * runs), every buffer within the budget; *load: its pages may be loaded on the application's
+ * thread (FAST_LOAD_MAX). */
+static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events, const struct vast_pool *pool,
+                           bool *load)
 {
     if (num_events != 0 || vast_config_get()->force_paged || svm_arg(cmd) < cmd->num_args ||
         cmd->queue->context->num_members != 1 || !vast_onqueue_ready(cmd->queue->device) ||
@@ -934,13 +944,16 @@ static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events
             return false;
         total += count;
     }
+    *load = total * pool->page_size <= FAST_LOAD_MAX;
     return total <= pool->nframes;
 }
 
 /*
  * Direct mode without the executor, for the common case of a kernel run again on buffers that
- * are resident already: the application's own kernel goes straight onto its queue's real
- * queue, on real sub-buffers of the pool, as a driver would run it. Taken only while no
+ * are resident already, or small enough to be loaded here (FAST_LOAD_MAX: CLBlast's test
+ * programs launch on buffers they have just written, 1,080 launches of xgemv, each of which
+ * crossed to the device lane): the application's own kernel goes straight onto its queue's
+ * real queue, on real sub-buffers of the pool, as a driver would run it. Taken only while no
  * virtual command of the device is pending (vast_executor_fast_begin) and every event that
  * real commands of the queue wait for has completed (vast_queue_waits_done: a marker waiting
  * for a user event would hold the kernel back), so the real kernel waits for nothing VAST runs
@@ -948,13 +961,15 @@ static bool fast_candidate(const struct vast_launch_cmd *cmd, cl_uint num_events
  * hold up a command it waits for; commands short of frames meanwhile wait for those pins
  * (VAST_PC_TRANSIENT, the pool's reclaim hook). Later commands order after it as after any
  * real command of the queue (executor.c). Written pages are dirty from the enqueue on.
- * Returns false (nothing done) where it does not apply; else *err is the enqueue's result.
+ * Returns false (nothing done) where it does not apply or the real enqueue failed; else *err
+ * is the result of wrapping its event.
  */
 static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_event *event, cl_int *err)
 {
     cl_command_queue q = cmd->queue;
     struct vast_pool *pool = vast_device_pool(q->device, err);
-    if (pool == NULL || !fast_candidate(cmd, num_events, pool))
+    bool load = false;
+    if (pool == NULL || !fast_candidate(cmd, num_events, pool, &load))
         return false;
     vast_onqueue_reap(q->device, NULL, VAST_REAP_HEAD, true); /* earlier ones that ended */
     struct vast_executor *ex = vast_executor_fast_begin(q->device);
@@ -964,8 +979,8 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
     struct bound_arg *b = calloc(cmd->num_args ? cmd->num_args : 1, sizeof *b);
     size_t n = 0;
     bool contiguous = false;
-    if (f == NULL || b == NULL || bind_all(cmd, pool, b, &n, &contiguous, BIND_RESIDENT) != CL_SUCCESS ||
-        !contiguous) {
+    if (f == NULL || b == NULL ||
+        bind_all(cmd, pool, b, &n, &contiguous, load ? BIND_LOADED : BIND_RESIDENT) != CL_SUCCESS || !contiguous) {
         vast_executor_fast_end(ex);
         if (b != NULL)
             unbind(b, n, false);
@@ -983,11 +998,10 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
                               .cmd = cmd,
                               .b = b,
                               .n = n};
-    if (*err != CL_SUCCESS) {
+    if (*err != CL_SUCCESS) { /* nothing enqueued: the executor runs it, and says what fails there */
         unbind(b, n, false);
-        f->b = NULL;
-        fast_free(f);
-        return true;
+        free(f);
+        return false;
     }
     f->counted = true;
     struct vast_launch_counters c = {.on_queue = 1, .total_ns = vast_now_ns() - t0};

@@ -55,6 +55,12 @@ cl_int vast_onqueue_init(cl_device_id dev)
 
 bool vast_onqueue_ready(cl_device_id dev) { return list_of(dev) != NULL; }
 
+size_t vast_onqueue_count(cl_device_id dev)
+{
+    struct vast_onqueue *o = list_of(dev);
+    return o != NULL ? atomic_load(&o->count) : 0;
+}
+
 void vast_onqueue_add(cl_device_id dev, struct vast_onqueue_item *it)
 {
     struct vast_onqueue *o = list_of(dev);

@@ -41,6 +41,9 @@ cl_int vast_onqueue_init(cl_device_id dev);
 
 /* Whether the device has its list (launches may then go on the application's queue). */
 bool vast_onqueue_ready(cl_device_id dev);
+/* How many items the device's list holds now (0 without a list): kernels VAST put on
+ * applications' queues that it has not seen end. */
+size_t vast_onqueue_count(cl_device_id dev);
 
 /* Puts an enqueued kernel's item on its device's list (vast_onqueue_ready). */
 void vast_onqueue_add(cl_device_id dev, struct vast_onqueue_item *it);

@@ -17,8 +17,14 @@
  *   release     the buffer and kernel released right after a launch, before it ends
  *   events      a launch's event: its status, a wait on it, an out-of-order queue's read
  *               waiting on it; a blocking read behind a barrier after a launch
- * Blocking host-side commands without wait list or event run on the application's thread
- * under the same condition (executor.c, submit_inline): the reads above check their order.
+ * Host-side commands without wait list run on the application's thread under the same
+ * condition (executor.c, submit_inline): the reads above check their order.
+ *   inline      non-blocking writes and reads on an idle queue of a profiling queue, with
+ *               events: complete when the call returns (before, the executor's host lane
+ *               ran them later), their times in order, a callback registered afterwards run
+ *               at once; then a slow kernel still running on the queue and, at once, a
+ *               non-blocking write over its buffer: the write lands after the kernel (its
+ *               bytes are the final ones), whichever way it ran
  *   threads     4 threads, each its own queue and buffer, 150 launches and reads each
  *   stream      300 launches with nothing in between (VAST looks for those that ended only
  *               once enough are on its list, onqueue.c), then a read; and on an out-of-order
@@ -463,6 +469,58 @@ static void test_mapwrite(void)
     one_close(&o, "mapwrite", 0x3c);
 }
 
+static void CL_CALLBACK count_complete(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    if (status == CL_COMPLETE)
+        __atomic_add_fetch((int *)data, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_inline(void)
+{
+    const size_t n = 30011;
+    struct one o;
+    one_open(&o, n, 41, 0, CL_QUEUE_PROFILING_ENABLE);
+    CHECK_CL(clFinish(o.q));
+    int called = 0;
+    for (uint32_t round = 0; round < 20; round++) {
+        for (size_t i = 0; i < n; i++)
+            o.want[i] = seed_word(i, round * 7 + 1);
+        cl_event w = NULL, r = NULL;
+        CHECK_CL(clEnqueueWriteBuffer(o.q, o.m, CL_FALSE, 0, n * 4, o.want, 0, NULL, &w));
+        cl_int st = CL_QUEUED;
+        CHECK_CL(clGetEventInfo(w, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+        EXPECT(st == CL_COMPLETE, "inline: round %u: a non-blocking write on an idle queue is %d at return", round, st);
+        memset(o.got, 0x5c, n * 4);
+        CHECK_CL(clEnqueueReadBuffer(o.q, o.m, CL_FALSE, 0, n * 4, o.got, 0, NULL, &r));
+        CHECK_CL(clGetEventInfo(r, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+        EXPECT(st == CL_COMPLETE, "inline: round %u: a non-blocking read on an idle queue is %d at return", round, st);
+        CHECK_CL(clSetEventCallback(r, CL_COMPLETE, count_complete, &called));
+        CHECK_CL(clWaitForEvents(1, &r));
+        compare("inline read", o.got, o.want, n);
+        cl_ulong t[4];
+        const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                          CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+        for (int i = 0; i < 4; i++)
+            CHECK_CL(clGetEventProfilingInfo(w, what[i], sizeof t[i], &t[i], NULL));
+        EXPECT(t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] > t[0],
+               "inline: round %u: times %llu %llu %llu %llu", round, (unsigned long long)t[0],
+               (unsigned long long)t[1], (unsigned long long)t[2], (unsigned long long)t[3]);
+        clReleaseEvent(w);
+        clReleaseEvent(r);
+    }
+    EXPECT(called == 20, "inline: %d of 20 callbacks ran", called);
+    /* a non-blocking write behind a kernel still running lands after it */
+    cl_kernel slow = kernel("slow", o.m, 20000);
+    launch(o.q, slow, n, NULL);
+    for (size_t i = 0; i < n; i++)
+        o.want[i] = seed_word(i, 99);
+    CHECK_CL(clEnqueueWriteBuffer(o.q, o.m, CL_FALSE, 0, n * 4, o.want, 0, NULL, NULL));
+    CHECK_CL(clFinish(o.q));
+    clReleaseKernel(slow);
+    one_close(&o, "inline", 0x77);
+}
+
 int main(void)
 {
     device = test_device(test_platform());
@@ -476,6 +534,7 @@ int main(void)
     test_events();
     test_threads();
     test_mapwrite();
+    test_inline();
     test_stream(0);
     test_stream(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     clReleaseProgram(program);
