@@ -185,6 +185,47 @@ void vast_queue_reaped(cl_command_queue q)
     pthread_mutex_unlock(&q->obj.lock);
 }
 
+/* Runs a command's closure as its lane does (ex->exclusive: launches write, host-side commands
+ * read), with its event's START and END times and RUNNING status where it has an event (e
+ * NULL: a blocking command run inline without one). A positive result is not an OpenCL code:
+ * it becomes a generic failure, never "complete". */
+static cl_int run_closure(struct vast_executor *ex, cl_event e, const struct vast_vcmd_ops *ops, void *ctx,
+                          cl_command_queue queue)
+{
+    if (e != NULL) {
+        e->times[2] = vast_now_ns();
+        vast_event_set_status(e, CL_RUNNING);
+    }
+    /* kernels on the application's queue it is ordered after have ended: their pins go */
+    vast_onqueue_reap(ex->device, NULL, VAST_REAP_COMPLETE, false);
+    if (ops->lane == VAST_LANE_DEVICE)
+        pthread_rwlock_wrlock(&ex->exclusive);
+    else
+        pthread_rwlock_rdlock(&ex->exclusive);
+    cl_int st = ops->run(ctx, queue);
+    pthread_rwlock_unlock(&ex->exclusive);
+    if (e != NULL)
+        e->times[3] = vast_now_ns();
+    return st > 0 ? CL_OUT_OF_RESOURCES : st;
+}
+
+/* A command that ended with st: a failure of its own (not of its wait list) is its queue's q,
+ * for clFinish and the next blocking command (q NULL: a blocking command returns it itself);
+ * its event, if any, gets st, then its real event is complete (never negative: see the file
+ * comment). */
+static void cmd_end(struct vast_executor *ex, cl_command_queue q, cl_command_type type, cl_event e, cl_int st)
+{
+    cl_int none = CL_SUCCESS;
+    if (q != NULL && st != CL_SUCCESS && st != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+        vast_info("a virtual command (type 0x%x) failed: %d", (unsigned)type, st);
+        atomic_compare_exchange_strong(&q->error, &none, st);
+    }
+    if (e != NULL) {
+        vast_event_set_status(e, st);
+        ex->d->clSetUserEventStatus(e->real, CL_COMPLETE);
+    }
+}
+
 /* Runs one ready command on a worker (see the file comment for the order of events). */
 static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
 {
@@ -195,28 +236,9 @@ static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
         st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     } else {
         vast_event_set_status(e, CL_SUBMITTED);
-        e->times[2] = vast_now_ns();
-        vast_event_set_status(e, CL_RUNNING);
-        /* kernels on the application's queue it is ordered after have ended: their pins go */
-        vast_onqueue_reap(c->ex->device, NULL, VAST_REAP_COMPLETE, false);
-        bool device = c->ops->lane == VAST_LANE_DEVICE;
-        if (device)
-            pthread_rwlock_wrlock(&c->ex->exclusive);
-        else
-            pthread_rwlock_rdlock(&c->ex->exclusive);
-        st = c->ops->run(c->ctx, queue);
-        pthread_rwlock_unlock(&c->ex->exclusive);
-        e->times[3] = vast_now_ns();
-        if (st > 0) /* not an OpenCL error code: report a generic failure, never "complete" */
-            st = CL_OUT_OF_RESOURCES;
+        st = run_closure(c->ex, e, c->ops, c->ctx, queue);
     }
-    cl_int none = CL_SUCCESS;
-    if (st != CL_SUCCESS && st != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
-        vast_info("a virtual command (type 0x%x) failed: %d", (unsigned)e->command, st);
-        atomic_compare_exchange_strong(&e->queue->error, &none, st);
-    }
-    vast_event_set_status(e, st);
-    c->ex->d->clSetUserEventStatus(e->real, CL_COMPLETE); /* never negative: see the file comment */
+    cmd_end(c->ex, e->queue, e->command, e, st);
     atomic_fetch_sub(&c->ex->pending, 1);
 }
 
@@ -482,38 +504,21 @@ static bool submit_inline(cl_command_queue q, cl_uint nw, const struct vast_vcmd
     atomic_fetch_add(&ex->pending, 1);
     vast_executor_fast_end(ex);
     cl_int st = wait_queue_order(ex, q);
-    if (st == CL_SUCCESS) {
-        vast_onqueue_reap(q->device, NULL, VAST_REAP_COMPLETE, false);
-        if (e != NULL) {
-            e->times[2] = vast_now_ns();
-            vast_event_set_status(e, CL_RUNNING);
-        }
-        pthread_rwlock_rdlock(&ex->exclusive);
-        st = ops->run(ctx, NULL);
-        pthread_rwlock_unlock(&ex->exclusive);
-    }
-    if (e != NULL)
-        e->times[3] = vast_now_ns();
+    if (st == CL_SUCCESS)
+        st = run_closure(ex, e, ops, ctx, NULL);
+    else if (e != NULL)
+        e->times[2] = e->times[3] = vast_now_ns();
     atomic_fetch_sub(&ex->pending, 1);
     ops->free(ctx);
-    if (st > 0) /* not an OpenCL error code (cmd_run) */
-        st = CL_OUT_OF_RESOURCES;
-    if (blocking) {
+    if (blocking) { /* its result is the call's own; an earlier command's failure, the wait's */
         cl_int earlier = vast_queue_take_error(q);
         *result = st < 0 ? st : earlier != CL_SUCCESS ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
     } else {
-        cl_int none = CL_SUCCESS;
-        if (st != CL_SUCCESS) {
-            vast_info("a virtual command (type 0x%x) failed: %d", (unsigned)ops->type, st);
-            atomic_compare_exchange_strong(&q->error, &none, st);
-        }
         *result = CL_SUCCESS;
     }
-    if (e != NULL) {
-        vast_event_set_status(e, st);
-        ex->d->clSetUserEventStatus(u, CL_COMPLETE); /* never negative: see the file comment */
+    cmd_end(ex, blocking ? NULL : q, ops->type, e, st);
+    if (e != NULL)
         *event = e;
-    }
     return true;
 }
 

@@ -125,10 +125,6 @@ static void test_coalescing(void **state)
     teardown_fx(fx);
 }
 
-/* Releasing a buffer gives its frames' memory back to the device (ops->discard) in runs of
- * adjacent frames, one run per chunk at most here, and touches no frame of another buffer: the
- * fake poisons what is discarded, so the other buffer's dirty pages must still write back
- * their bytes. Frames freed otherwise (a host write dropping pages) are not given back. */
 /* The frames of released buffers are kept warm up to the pool's warm_max; past it the highest
  * ones are given back, in runs, down to half of it; a grant takes the lowest free frame, warm
  * ones included, so the memory the pool commits stays low. Before, every release gave every
@@ -185,6 +181,10 @@ static void test_release_warm(void **state)
     free(fx);
 }
 
+/* Releasing a buffer gives its frames' memory back to the device (ops->discard) in runs of
+ * adjacent frames, one run per chunk at most here, and touches no frame of another buffer: the
+ * fake poisons what is discarded, so the other buffer's dirty pages must still write back
+ * their bytes. Frames freed otherwise (a host write dropping pages) are not given back. */
 static void test_release_discards(void **state)
 {
     (void)state;
