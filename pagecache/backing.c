@@ -12,6 +12,7 @@
 #include "../base/trace.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +42,7 @@ struct vast_backing {
     const struct vast_device_ops *pin_ops;
     void *pin_dev;
     /* background pinning (bg.lock, except bg_known: the owner's, see bg_forget) */
+    atomic_int bg_pending;        /* on the worker's queue (read by transfers without bg.lock) */
     int bg_known;                 /* was queued once: destroy must check the worker */
     int bg_queued;                /* on the queue */
     size_t bg_cursor, bg_granules; /* next granule to pin, granules of the store */
@@ -283,13 +285,22 @@ static int bind_locked(struct vast_backing *b, const struct vast_device_ops *ops
 static void bg_demand(int delta);
 
 /* Lock held (dropped and retaken around pin_host). Pins granule g through the bound device:
- * the first caller marks it PIN_BUSY and pins it, later ones wait for its result, so a
- * granule is pinned once whoever (a transfer, the worker) comes first. Never more than the
- * store: the last granule is clipped to its size. */
+ * the first caller marks it PIN_BUSY and pins it, so a granule is pinned once whoever (a
+ * transfer, the worker) comes first. A transfer never waits for a pin: a granule being pinned,
+ * or one the worker has still to pin (the store on its queue), is NULL to it, and the transfer
+ * stages through the device's pinned slots (or goes unpinned) meanwhile: the driver pins at
+ * 11-13 GB/s, staging moves about 20 GB/s, and the pins go on beside the loads for the
+ * transfers after them. H200, saxpy's first launch over 2 x 4 GiB of the application's
+ * memory (USE_HOST_PTR) at a 2 GiB budget, three runs each: 0.68-0.76 s -> 0.63-0.68 s for
+ * the sample (transfers that pinned or waited -> staged). The worker (background) waits for
+ * a transfer's pin of the granule it takes. Never more than the store: the last granule is
+ * clipped to its size. */
 static vast_host_pin pin_granule_locked(struct vast_backing *b, size_t g, bool background)
 {
     const char *who = background ? "background" : "for a transfer"; /* the trace's detail */
-    if (b->pins[g] == PIN_BUSY) { /* another caller pins it (traced: a transfer waiting for the worker) */
+    if (!background && (b->pins[g] == PIN_BUSY || (!b->pins[g] && atomic_load(&b->bg_pending))))
+        return NULL;
+    if (b->pins[g] == PIN_BUSY) { /* a transfer pins it (traced: the worker waiting for it) */
         uint64_t w0 = vast_now_ns();
         while (b->pins[g] == PIN_BUSY)
             pthread_cond_wait(&b->pinned, &b->lock);
@@ -373,6 +384,7 @@ static void bg_unlink(struct vast_backing *b)
     }
     b->bg_next = NULL;
     b->bg_queued = 0;
+    atomic_store(&b->bg_pending, 0);
     pthread_cond_broadcast(&bg.idle);
 }
 
@@ -488,6 +500,7 @@ int pagecache_pin_backing_in_background(struct vast_backing *b,
     if (rc == VAST_PC_OK && !b->bg_queued && !b->bg_known) {
         b->bg_known = 1;
         b->bg_queued = 1;
+        atomic_store(&b->bg_pending, 1);
         b->bg_cursor = 0;
         b->bg_granules = granules;
         b->bg_next = NULL;

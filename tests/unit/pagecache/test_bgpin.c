@@ -3,10 +3,11 @@
  * destroying a store while the worker pins it waits for that granule only and leaves nothing
  * pinned (run it under ASan: the worker must never touch a freed store); no pin_host, or a
  * device refusing pins (what VAST_PIN=0 makes devops_opencl do), pins nothing, and a refused
- * pin stops the rest of the store; transfers racing the worker pin each granule once, and a
- * transfer never waits for the worker's pin of a granule it does not need; queued stores are
- * pinned a granule of each in turn, and the worker yields to transfers' pins. The fake's pin hook
- * counts pin_host calls per granule and can hold the worker inside a pin. */
+ * pin stops the rest of the store; transfers racing the worker leave each granule one pin,
+ * and a transfer never waits for a pin nor pins a granule the worker has still to pin (it
+ * stages meanwhile); queued stores are pinned a granule of each in turn, and the worker yields
+ * to transfers' pins of stores not queued. The fake's pin hook counts pin_host calls per
+ * granule and can hold the worker inside a pin. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,6 +59,8 @@ static void on_pin(struct fake_device *d, void *host, size_t bytes)
 {
     struct tracker *t = d->on_pin_ctx;
     char *p = host;
+    if (t->delay_us) /* every pin, this store's or not */
+        sleep_us(t->delay_us);
     if (p < t->base || p + bytes > t->base + t->size || (size_t)(p - t->base) % GRAN) {
         atomic_store(&t->outside, 1);
         return;
@@ -65,8 +68,6 @@ static void on_pin(struct fake_device *d, void *host, size_t bytes)
     size_t g = (size_t)(p - t->base) / GRAN;
     atomic_fetch_add(&t->calls[g], 1);
     atomic_fetch_add(&t->bytes, bytes);
-    if (t->delay_us)
-        sleep_us(t->delay_us);
     if ((long)g == t->hold_granule) {
         atomic_store(&t->held, 1);
         while (!atomic_load(&t->open))
@@ -82,6 +83,13 @@ static void track(struct fake_device *d, struct tracker *t, struct vast_backing 
     t->hold_granule = -1;
     d->on_pin_ctx = t;
     d->on_pin = on_pin;
+}
+
+/* The device bytes of a resident page of buf. */
+static const unsigned char *page_mem(struct vast_pool *pool, struct vast_pc_buffer *buf, size_t page)
+{
+    uint32_t f = pagecache_page_frame(buf, page);
+    return fake_chunk_mem(pagecache_frame_chunk(pool, f)) + pagecache_frame_offset(pool, f);
 }
 
 static struct vast_backing *new_store(size_t bytes)
@@ -327,16 +335,21 @@ static void test_transfers_race_worker(void **state)
     pagecache_destroy_pool(pool);
 }
 
-/* (d) While the worker is inside pin_host for granule 0, a transfer on granule 5 pins it and
- * goes on (it never waits for another granule's pin), and a transfer on granule 0 waits for
- * the worker's pin instead of pinning it again. */
-static void test_transfer_waits_only_for_its_granule(void **state)
+/* (d) While the worker is inside pin_host for granule 0, a transfer on granule 5 (still on the
+ * worker's list) goes on without pinning it, and a transfer on granule 0 goes on without
+ * waiting for the worker's pin (both unpinned: the device stages them); the worker then pins
+ * every granule once, and the bytes loaded are the store's. Before: the first transfer pinned
+ * granule 5 itself and the second waited for the worker. */
+static void test_transfers_never_wait_for_pins(void **state)
 {
     (void)state;
     struct fake_device dev;
     struct vast_pool *pool = fake_pool_open(&dev, PG, 64, 64);
     assert_non_null(pool);
     struct vast_backing *b = new_store(8 * GRAN);
+    unsigned char *host = pagecache_backing_base(b);
+    for (size_t i = 0; i < 8 * GRAN; i++)
+        host[i] = (unsigned char)(i * 7 + 3);
     struct tracker t;
     track(&dev, &t, b);
     t.hold_granule = 0;
@@ -346,28 +359,30 @@ static void test_transfer_waits_only_for_its_granule(void **state)
     assert_true(wait_flag(&t.held));
     /* held: the gate is opened before any assertion, so a failure cannot hang the exit */
     struct loader other = {.buf = buf, .order = 2, .first = 5 * GRAN / PG, .count = 2};
-    struct loader same = {.buf = buf, .order = 1, .n = 8}; /* its first page is in granule 0 */
+    struct loader same = {.buf = buf, .order = 2, .first = 0, .count = 2}; /* granule 0 */
     pthread_t th[2];
     assert_int_equal(pthread_create(&th[0], NULL, load_main, &other), 0);
     int other_went_on = wait_flag(&other.done);
-    unsigned granule5 = atomic_load(&t.calls[5]);
     assert_int_equal(pthread_create(&th[1], NULL, load_main, &same), 0);
-    sleep_us(30000);
-    int same_waited = !atomic_load(&same.done);
-    unsigned granule0 = atomic_load(&t.calls[0]);
+    int same_went_on = wait_flag(&same.done);
+    unsigned granule5 = atomic_load(&t.calls[5]), granule0 = atomic_load(&t.calls[0]);
     atomic_store(&t.open, 1);
     void *rc[2];
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], &rc[i]);
     assert_true(other_went_on);
-    assert_int_equal(granule5, 1);
-    assert_true(same_waited);
+    assert_true(same_went_on);
+    assert_int_equal(granule5, 0); /* left to the worker */
     assert_int_equal(granule0, 1); /* the worker's call only */
     assert_null(rc[0]);
     assert_null(rc[1]);
     pagecache_wait_background_pins();
     for (int g = 0; g < 8; g++)
         assert_int_equal(t.calls[g], 1);
+    for (size_t pg = 0; pg < 2; pg++) { /* what the unpinned loads put on the device */
+        assert_memory_equal(page_mem(pool, buf, pg), host + pg * PG, PG);
+        assert_memory_equal(page_mem(pool, buf, 5 * GRAN / PG + pg), host + 5 * GRAN + pg * PG, PG);
+    }
     assert_int_equal(pagecache_release_buffer(buf), 0);
     pagecache_destroy_backing(b);
     assert_int_equal(dev.unpins, 8);
@@ -431,50 +446,50 @@ static void test_stores_in_turn(void **state)
     pagecache_destroy_pool(pool);
 }
 
-/* (f) While a transfer is inside pin_host, the worker starts no pin of its own (the driver pins
- * one granule at a time: the transfer's pin would share it): with the transfer's pin of granule
- * 12 held, the worker's calls stop (at most the one it was inside), and resume when it ends. */
+/* (f) While a transfer is inside pin_host (a store that is not queued: a transfer pins only
+ * those), the worker starts no pin of its own (the driver pins one granule at a time: the
+ * transfer's pin would share it): with the transfer's pin of `own`'s granule 12 held, the
+ * worker's calls on the queued store stop (at most the one it was inside), and resume when it
+ * ends. */
 static void test_worker_yields_to_transfers(void **state)
 {
     (void)state;
     struct fake_device dev;
     struct vast_pool *pool = fake_pool_open(&dev, PG, 64, 64);
     assert_non_null(pool);
-    struct vast_backing *b = new_store(16 * GRAN);
+    struct vast_backing *own = new_store(16 * GRAN), *queued = new_store(16 * GRAN);
     struct tracker t;
-    track(&dev, &t, b);
+    track(&dev, &t, own);
     t.delay_us = 2000;
     t.hold_granule = 12;
     struct vast_pc_buffer *buf;
-    assert_int_equal(pagecache_create_buffer(pool, b, &buf), 0);
-    assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+    assert_int_equal(pagecache_create_buffer(pool, own, &buf), 0);
+    assert_int_equal(pagecache_pin_backing_in_background(queued, &fake_device_ops, &dev), 0);
     struct loader l = {.buf = buf, .order = 2, .first = 12 * GRAN / PG, .count = 1};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, load_main, &l), 0);
     int held = wait_flag(&t.held);
     sleep_us(5000); /* the worker finishes the pin it was inside */
-    unsigned before = 0, after = 0;
-    for (int g = 0; g < 12; g++)
-        before += atomic_load(&t.calls[g]);
+    unsigned long before = atomic_load(&dev.pin_calls);
     sleep_us(40000); /* 20 pins' time for a worker that does not yield */
-    for (int g = 0; g < 12; g++)
-        after += atomic_load(&t.calls[g]);
+    unsigned long after = atomic_load(&dev.pin_calls);
     atomic_store(&t.open, 1);
     void *rc;
     pthread_join(th, &rc);
     assert_true(held);
     assert_null(rc);
     if (after != before)
-        fail_msg("the worker pinned %u granules while a transfer was pinning", after - before);
+        fail_msg("the worker pinned %lu granules while a transfer was pinning", after - before);
     pagecache_wait_background_pins();
-    for (int g = 0; g < 16; g++)
-        assert_int_equal(t.calls[g], 1);
+    assert_int_equal(pagecache_backing_pinned_granules(queued), 16);
+    assert_int_equal(t.calls[12], 1);
     assert_int_equal(pagecache_release_buffer(buf), 0);
-    pagecache_destroy_backing(b);
+    pagecache_destroy_backing(own);
+    pagecache_destroy_backing(queued);
     pagecache_destroy_pool(pool);
 }
 
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_pinned_without_transfer, test_destroy_while_pinning, test_destroy_race, test_no_pin_host,
-                 test_refused_pin_stops_store, test_transfers_race_worker, test_transfer_waits_only_for_its_granule,
+                 test_refused_pin_stops_store, test_transfers_race_worker, test_transfers_never_wait_for_pins,
                  test_stores_in_turn, test_worker_yields_to_transfers)
