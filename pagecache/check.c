@@ -7,7 +7,8 @@
  *   - frame -> page: a frame holding a page is its root buffer's page table entry for it;
  *     `evicting` only during I/O;
  *   - page -> frame: every page-table entry names a frame that holds that page, or that is
- *     writing it back for a load (VAST_FS_IO, `evicting`: README "The I/O protocol");
+ *     writing it back for a load (VAST_FS_IO, `evicting`: README "The I/O protocol"), and
+ *     the table's count of such entries is right (walks skip a table that counts none);
  *   - the free count is the number of free frames; clock hand and free hint are frames;
  *   - host writes in progress lie inside their buffer and keep their pages pinned.
  * A frame in I/O belongs to a call between its phases: only what holds during I/O is asked of
@@ -59,10 +60,12 @@ static const char *check_buffer(struct vast_pool *pool, const struct vast_pc_buf
 {
     if (root->root != root || root->pool != pool)
         FAIL("buffer %p on the pool's list is no root of this pool", (const void *)root);
+    size_t mapped = 0;
     for (size_t p = 0; p < root->pt.npages; p++) {
         uint32_t f = pagecache_pt_frame(&root->pt, p);
         if (f == VAST_PT_NO_FRAME)
             continue;
+        mapped++;
         if (f >= pagecache_frames_now(pool))
             FAIL("page %zu maps to frame %u of %zu", p, f, pagecache_frames_now(pool));
         const struct vast_frame *fr = &pool->frames[f];
@@ -72,6 +75,8 @@ static const char *check_buffer(struct vast_pool *pool, const struct vast_pc_buf
         if (!holds && !evicts)
             FAIL("page %zu maps to frame %u, which holds another page (state 0x%x)", p, f, s);
     }
+    if (mapped != root->pt.mapped)
+        FAIL("the page table names %zu frames but counts %zu", mapped, root->pt.mapped);
     for (const struct vast_host_write *w = root->writers; w; w = w->next) {
         if (w->root != root || w->first > root->pt.npages || w->count > root->pt.npages - w->first)
             FAIL("host write of pages %zu+%zu outside its buffer", w->first, w->count);

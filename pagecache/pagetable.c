@@ -9,6 +9,7 @@ int pagecache_init_page_table(struct vast_page_table *pt, size_t bytes, unsigned
 {
     pt->page_shift = page_shift;
     pt->npages = bytes ? ((bytes - 1) >> page_shift) + 1 : 0;
+    pt->mapped = 0;
     pt->entries = calloc(pt->npages ? pt->npages : 1, sizeof *pt->entries);
     return pt->entries ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
 }
@@ -24,6 +25,7 @@ void pagecache_pt_set_frame(struct vast_page_table *pt, size_t page, uint32_t fr
 {
     uint64_t e = atomic_load_explicit(&pt->entries[page], memory_order_relaxed);
     uint64_t low = frame == VAST_PT_NO_FRAME ? 0 : (uint64_t)frame + 1;
+    pt->mapped += (low != 0) - ((uint32_t)e != 0);
     e = (e & 0xffffffff00000000ull) | low;
     atomic_store_explicit(&pt->entries[page], e, memory_order_release);
 }

@@ -21,6 +21,7 @@ struct vast_page_table {
     size_t npages;
     unsigned page_shift;
     _Atomic uint64_t *entries; /* low 32 bits: frame + 1 (0 = none); high 32: version */
+    size_t mapped;             /* entries naming a frame (pool lock): 0 lets walks stop at once */
 };
 
 int pagecache_init_page_table(struct vast_page_table *pt, size_t bytes, unsigned page_shift);
