@@ -174,7 +174,9 @@ void pc_for_each_resident(struct vast_pc_buffer *root, size_t first, size_t coun
          * the host wrote walked every page twice (range idle, then flush): its command took
          * 2.2 us through VAST on PoCL, 1.3-1.8 us without the walks (PoCL itself 0.2-0.5 us;
          * clpeak divides by these times). */
-        for (size_t p = first; root->pt.mapped > 0 && p < first + count; p++) {
+        if (root->pt.mapped == 0)
+            return;
+        for (size_t p = first; p < first + count; p++) {
             uint32_t f = pagecache_pt_frame(&root->pt, p);
             if (f != VAST_PT_NO_FRAME)
                 visit(pool, p, f, ctx);

@@ -65,6 +65,11 @@ void fake_device_reset_counts(struct fake_device *d)
 
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk) { return ((struct fake_chunk *)chunk)->mem; }
 
+unsigned char *fake_frame_mem(const struct vast_pool *pool, uint32_t f)
+{
+    return fake_chunk_mem(pagecache_frame_chunk(pool, f)) + pagecache_frame_offset(pool, f);
+}
+
 int fake_fault(_Atomic long *counter)
 {
     long v = atomic_load(counter);

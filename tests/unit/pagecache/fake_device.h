@@ -70,6 +70,8 @@ struct vast_pool *fake_pool_open(struct fake_device *d, size_t page, size_t fram
 int fake_host_copy_teardown(void **state);
 /* Device memory of a frame location (tests play "kernel" through it). */
 unsigned char *fake_chunk_mem(vast_dev_chunk chunk);
+/* Device memory of frame f of a pool over the fake device. */
+unsigned char *fake_frame_mem(const struct vast_pool *pool, uint32_t f);
 
 /* ---------- duplex: two deferred lanes (fake_lanes.c) ----------
  * fake_device_enable_lanes models devops_opencl.c's two queues, as hostile as devops.h lets

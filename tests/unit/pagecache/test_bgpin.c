@@ -85,13 +85,6 @@ static void track(struct fake_device *d, struct tracker *t, struct vast_backing 
     d->on_pin = on_pin;
 }
 
-/* The device bytes of a resident page of buf. */
-static const unsigned char *page_mem(struct vast_pool *pool, struct vast_pc_buffer *buf, size_t page)
-{
-    uint32_t f = pagecache_page_frame(buf, page);
-    return fake_chunk_mem(pagecache_frame_chunk(pool, f)) + pagecache_frame_offset(pool, f);
-}
-
 static struct vast_backing *new_store(size_t bytes)
 {
     struct vast_backing *b;
@@ -380,8 +373,9 @@ static void test_transfers_never_wait_for_pins(void **state)
     for (int g = 0; g < 8; g++)
         assert_int_equal(t.calls[g], 1);
     for (size_t pg = 0; pg < 2; pg++) { /* what the unpinned loads put on the device */
-        assert_memory_equal(page_mem(pool, buf, pg), host + pg * PG, PG);
-        assert_memory_equal(page_mem(pool, buf, 5 * GRAN / PG + pg), host + 5 * GRAN + pg * PG, PG);
+        assert_memory_equal(fake_frame_mem(pool, pagecache_page_frame(buf, pg)), host + pg * PG, PG);
+        assert_memory_equal(fake_frame_mem(pool, pagecache_page_frame(buf, 5 * GRAN / PG + pg)),
+                            host + 5 * GRAN + pg * PG, PG);
     }
     assert_int_equal(pagecache_release_buffer(buf), 0);
     pagecache_destroy_backing(b);

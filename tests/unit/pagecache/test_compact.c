@@ -68,7 +68,7 @@ static size_t page_bytes(struct fixture *fx, int b, size_t p)
 
 static unsigned char *frame_mem(struct fixture *fx, uint32_t f)
 {
-    return fake_chunk_mem(pagecache_frame_chunk(fx->pool, f)) + pagecache_frame_offset(fx->pool, f);
+    return fake_frame_mem(fx->pool, f);
 }
 
 /* The pool's bookkeeping: page tables and frame tags agree, the free count is right, no I/O

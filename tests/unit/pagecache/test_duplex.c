@@ -90,7 +90,7 @@ static void dx_close(struct dx *t)
 
 static unsigned char *frame_mem(struct dx *t, uint32_t f)
 {
-    return fake_chunk_mem(pagecache_frame_chunk(t->pool, f)) + pagecache_frame_offset(t->pool, f);
+    return fake_frame_mem(t->pool, f);
 }
 
 /* Pages [first, first+n) of b are resident and hold the shadow's bytes. */

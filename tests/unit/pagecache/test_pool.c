@@ -89,8 +89,7 @@ static void check_frames_hold(struct fixture *fx, size_t first, size_t count)
     for (size_t p = first; p < first + count; p++) {
         uint32_t f = pagecache_page_frame(fx->buf, p);
         assert_int_not_equal(f, VAST_PT_NO_FRAME);
-        const unsigned char *d = fake_chunk_mem(pagecache_frame_chunk(fx->pool, f)) +
-                                 pagecache_frame_offset(fx->pool, f);
+        const unsigned char *d = fake_frame_mem(fx->pool, f);
         size_t n = (p + 1) * PG > pagecache_buffer_size(fx->buf) ? pagecache_buffer_size(fx->buf) - p * PG : PG;
         assert_memory_equal(d, h + p * PG, n);
     }
