@@ -15,6 +15,7 @@
 #include "devops_opencl.h"
 
 #include "../base/driver.h"
+#include "../base/log.h"
 
 #include <CL/cl_icd.h>
 #include <stdatomic.h>
@@ -36,7 +37,10 @@ static int wait_event(cl_event ev);
 
 static int check(cl_int err)
 {
-    return err == CL_SUCCESS ? VAST_PC_OK : VAST_PC_ERR_TRANSFER;
+    if (err == CL_SUCCESS)
+        return VAST_PC_OK;
+    vast_debug("pagecache: the real driver refused a transfer or its wait: error %d", err);
+    return VAST_PC_ERR_TRANSFER;
 }
 
 /* Whether the device of `queue` runs kernels on the host's own memory: a CPU device with
@@ -207,8 +211,10 @@ static cl_int cl_enqueue_rw(cl_command_queue q, int write, cl_mem m, size_t off,
 /* An enqueue that made an event is flushed so the device starts while the host copies on. */
 static int enqueued(cl_command_queue q, cl_int err, cl_event ev, void **ticket)
 {
-    if (err != CL_SUCCESS || !ev)
+    if (err != CL_SUCCESS || !ev) {
+        vast_debug("pagecache: the real driver refused a transfer's enqueue: error %d", err);
         return VAST_PC_ERR_TRANSFER;
+    }
     *ticket = ev;
     VAST_DISPATCH(q)->clFlush(q);
     return VAST_PC_OK;

@@ -69,8 +69,11 @@ struct seq {
 };
 
 /* Generates about `steps` ops (a few more: completions the model inserts) from seed; sub-buffer
- * origins are multiples of `align` bytes. */
-void gen_sequence(struct seq *s, uint64_t seed, int steps, size_t align);
+ * origins are multiples of `align` bytes; `frames`: the budget in pages of the configuration it
+ * runs in (0: not known), which bounds gathers where a budget of a few frames gives each of their
+ * work-items a partition; `valid_only`: leaves out the ops that are invalid on purpose (a
+ * reference driver other than PoCL answers some of them against the specification). */
+void gen_sequence(struct seq *s, uint64_t seed, int steps, size_t align, size_t frames, int valid_only);
 
 /* One line describing op i (for the replay listing). */
 void gen_describe(const struct seq *s, int i, char *buf, size_t n);

@@ -296,6 +296,7 @@ static void op_run(struct rs *r, const struct seq *s, int i, struct trace *t)
  * each live object's whole contents go into the trace; everything is released. */
 static void epilogue(struct rs *r, const struct seq *s, int steps, struct trace *t)
 {
+    model_where.phase = "completing user events and finishing the queues";
     for (int i = 0; i < steps; i++)
         if (s->ops[i].kind == OP_USER && r->ev[i] != NULL && !r->completed[i])
             clSetUserEventStatus(r->ev[i], CL_COMPLETE);
@@ -308,6 +309,7 @@ static void epilogue(struct rs *r, const struct seq *s, int steps, struct trace 
         clGetEventInfo(r->ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
         t->status[i] = st;
     }
+    model_where.phase = "reading every object's final contents";
     cl_command_queue q = r->q[MODEL_QUEUES];
     for (int i = 0; i < steps; i++) {
         if (r->mem[i] == NULL)
@@ -342,6 +344,7 @@ static void epilogue(struct rs *r, const struct seq *s, int steps, struct trace 
     }
     t->doff[steps] = t->data.n;
     /* Sub-buffers first, then their buffers; events; queues; host memory last. */
+    model_where.phase = "releasing";
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < steps; i++)
             if (r->mem[i] != NULL && (s->ops[i].kind == OP_SUB) == (pass == 0))
@@ -375,11 +378,12 @@ void model_run(struct model_env *e, const struct seq *s, int steps, struct trace
         }
     }
     for (int i = 0; i < steps; i++) {
-        model_where = (struct model_where){e->name, s->seed, i};
+        model_where = (struct model_where){e->name, s->seed, i, NULL};
         op_run(&r, s, i, t);
     }
     model_where.op = steps;
     epilogue(&r, s, steps, t);
+    model_where.phase = NULL;
 }
 
 void trace_free(struct trace *t)

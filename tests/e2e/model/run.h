@@ -47,6 +47,7 @@ struct model_where {
     const char *platform;
     uint64_t seed;
     int op;
+    const char *phase; /* after the ops: which part of the epilogue; NULL before */
 };
 extern struct model_where model_where;
 

@@ -12,7 +12,11 @@
  * paging forced or not. On a difference the child prints the seed, the difference, the
  * shortest failing prefix it finds (bisection over prefixes) and its ops, and how to replay
  * it: `model_sequences --seed S --steps K`. --flip changes one byte of VAST's trace: every
- * child must then report a difference (the comparison can fail). */
+ * child must then report a difference (the comparison can fail). MODEL_REFERENCE names another
+ * reference platform than PoCL (the start of its name: "NVIDIA" with VAST_BACKEND=NVIDIA runs the
+ * sequences against a GPU's own driver); the sequences then make valid calls only, because
+ * NVIDIA's driver accepts some invalid ones (a sub-buffer of a sub-buffer, a fill at an offset
+ * that is not a multiple of its pattern) that PoCL and VAST refuse as the specification says. */
 #include "harness.h"
 #include "run.h"
 
@@ -21,6 +25,7 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <execinfo.h>
 #include <unistd.h>
 
 #define MODEL_CONFIGS 20
@@ -35,6 +40,20 @@ static struct model_config model_config(uint64_t seed)
     static const char *const budgets[] = {"256K", "512K", "1M", "2M", "4M"};
     unsigned c = (unsigned)(seed % MODEL_CONFIGS);
     return (struct model_config){budgets[c % 5], (c / 5) % 2 ? "64K" : "4K", (int)(c / 10)};
+}
+
+/* "256K", "4M": bytes. */
+static size_t config_bytes(const char *v)
+{
+    char *end;
+    size_t n = strtoull(v, &end, 10);
+    return *end == 'K' ? n << 10 : *end == 'M' ? n << 20 : n;
+}
+
+/* The configuration's budget in pages (the generator bounds gathers by it). */
+static size_t model_frames(struct model_config c)
+{
+    return config_bytes(c.budget) / config_bytes(c.page);
 }
 
 /* ---- child ---- */
@@ -88,11 +107,13 @@ static void report(struct model_env *pocl, struct model_env *vast, uint64_t seed
 static void crashed(int sig)
 {
     char line[256];
-    int n = snprintf(line, sizeof line, "CRASH signal %d in seed %llu op %d on %s\n", sig,
-                     (unsigned long long)model_where.seed, model_where.op,
-                     model_where.platform ? model_where.platform : "?");
+    int n = snprintf(line, sizeof line, "CRASH signal %d in seed %llu op %d%s%s on %s\n", sig,
+                     (unsigned long long)model_where.seed, model_where.op, model_where.phase ? ", " : "",
+                     model_where.phase ? model_where.phase : "", model_where.platform ? model_where.platform : "?");
     if (write(2, line, (size_t)n) < 0)
         _exit(4);
+    void *frames[32];
+    backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -107,14 +128,16 @@ static int child(char **argv)
     uint64_t first = strtoull(argv[2], NULL, 10);
     int count = atoi(argv[3]), steps = atoi(argv[4]), flip = atoi(argv[5]);
     struct model_env pocl, vast;
-    if (model_env_open(&pocl, "Portable") != 0 || model_env_open(&vast, "VAST") != 0)
+    const char *ref = getenv("MODEL_REFERENCE");
+    int other_ref = ref != NULL && *ref != '\0';
+    if (model_env_open(&pocl, other_ref ? ref : "Portable") != 0 || model_env_open(&vast, "VAST") != 0)
         return 3;
     size_t align = pocl.align > vast.align ? pocl.align : vast.align;
     int bad = 0;
     long long ops = 0;
     for (int k = 0; k < count; k++) {
         uint64_t seed = first + (uint64_t)k * MODEL_CONFIGS;
-        gen_sequence(&seq, seed, steps, align);
+        gen_sequence(&seq, seed, steps, align, model_frames(model_config(seed)), other_ref);
         char why[512];
         ops += seq.n < steps ? seq.n : steps;
         for (int i = 0; getenv("MODEL_LIST") && i < steps && i < seq.n; i++) { /* before it runs (a hang) */
