@@ -125,6 +125,8 @@ static int child(char **argv)
     signal(SIGSEGV, crashed);
     signal(SIGBUS, crashed);
     signal(SIGABRT, crashed);
+    void *warm[1];
+    backtrace(warm, 1); /* loads what backtrace needs now, not inside the signal handler */
     uint64_t first = strtoull(argv[2], NULL, 10);
     int count = atoi(argv[3]), steps = atoi(argv[4]), flip = atoi(argv[5]);
     struct model_env pocl, vast;
