@@ -32,11 +32,23 @@ for ((i = 0; i < devices; i++)); do pocl="$pocl pthread"; done
 # partition of a short launch before another is scheduled (CI's vecadd.merged_budget: 25 of 25
 # on the first member, 0.04 s in all). The hashes must agree in every run; that every member
 # ran partitions is asked of one run of up to three.
+# PoCL 3.1-5.x can abort by itself when one kernel runs with different grid widths or offsets in
+# flight at once, as a merged device's members do: its work-group function cache finds an entry by
+# hash, local size, grid width and offset class but releases the first with the same hash and
+# local size ("pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0'"; fixed in PoCL 6.0;
+# samples/results/h200-2026-11-28-model-pocl5/). That abort, and only it, is run again, once.
+pocl_abort=0
 for try in 1 2 3; do
     out=$(POCL_DEVICES="${pocl# }" VAST_MERGE_DEVICES=1 VAST_STATS=1 \
           "$here/run_modes.sh" --libvast "$libvast" --icd-dir "$icd_dir" --modes direct,icd --timeout "$timeout_s" -- "$@" 2>&1)
     rc=$?
     echo "$out"
+    if [ "$rc" != 0 ] && [ "$pocl_abort" = 0 ] &&
+        grep -q "pocl_release_dlhandle_cache: Assertion .found->ref_count > 0' failed" <<<"$out"; then
+        pocl_abort=1
+        echo "merged: run $try: PoCL aborted in its own work-group function cache (its defect, above): run again once"
+        continue
+    fi
     [ "$rc" = 0 ] || { echo "merged: FAIL: the merged device's run differs from PoCL's (above)"; exit 1; }
     grep -q "^    device: VAST: $devices x " <<<"$out" \
         || { echo "merged: FAIL: the sample did not run on a merged device of $devices members"; exit 1; }
