@@ -42,18 +42,10 @@ static struct model_config model_config(uint64_t seed)
     return (struct model_config){budgets[c % 5], (c / 5) % 2 ? "64K" : "4K", (int)(c / 10)};
 }
 
-/* "256K", "4M": bytes. */
-static size_t config_bytes(const char *v)
-{
-    char *end;
-    size_t n = strtoull(v, &end, 10);
-    return *end == 'K' ? n << 10 : *end == 'M' ? n << 20 : n;
-}
-
 /* The configuration's budget in pages (the generator bounds gathers by it). */
 static size_t model_frames(struct model_config c)
 {
-    return config_bytes(c.budget) / config_bytes(c.page);
+    return harness_parse_size(c.budget) / harness_parse_size(c.page);
 }
 
 /* ---- child ---- */
