@@ -140,6 +140,15 @@ void vast_list_free(struct vast_list *list);
 /* vast_unwrap_events for a real command about to be enqueued on q's real queue: also notes
  * the events not complete yet (see waited in object.h). */
 cl_int vast_queue_unwrap(cl_command_queue q, cl_uint n, const cl_event *events, struct vast_list *out);
+/* Counts a real command just enqueued on q's real queue for the application, whether or not
+ * the enqueue succeeded (real_enqueued of object.h; after the call, so that a wait for the
+ * queue's order that reads the count also covers the command). */
+void vast_queue_note_real(cl_command_queue q);
+/* The count of such commands now, and: every one up to `count` has ended. */
+uint64_t vast_queue_real_count(cl_command_queue q);
+void vast_queue_real_ended(cl_command_queue q, uint64_t count);
+/* Whether every such command has ended as far as VAST knows (none since the last wait). */
+bool vast_queue_real_idle(cl_command_queue q);
 
 /* Wrap the real event a command returned, when the application asked for one. */
 cl_int vast_event_wrap_out(cl_command_queue queue, cl_event real, cl_event *event);
@@ -164,6 +173,7 @@ cl_device_id vast_device_from_real(cl_device_id real);
         cl_event real_ev_ = NULL;                                                                 \
         err_ = fn_((q)->real, __VA_ARGS__, (nw), (nw) ? (const cl_event *)waits_.items : NULL,    \
                    (ev) ? &real_ev_ : NULL);                                                      \
+        vast_queue_note_real(q);                                                                  \
         vast_list_free(&waits_);                                                                  \
         return err_ == CL_SUCCESS ? vast_event_wrap_out((q), real_ev_, (ev)) : err_;              \
     } while (0)

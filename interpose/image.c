@@ -758,6 +758,7 @@ cl_int vast_image_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
         cl_event real_ev = NULL;
         cl_api_clEnqueueNDRangeKernel fn = VAST_REAL(q->context->backend, q->real, clEnqueueNDRangeKernel);
         err = fn(q->real, kernel->real, work_dim, offset, global, local, 1, &in->real, &real_ev);
+        vast_queue_note_real(q);
         if (err == CL_SUCCESS)
             err = vast_event_wrap_out(q, real_ev, &run);
     }

@@ -991,6 +991,7 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
     cl_event kev = NULL;
     const struct _cl_icd_dispatch *d = q->context->backend->dispatch;
     *err = enqueue_direct(cmd, q->real, pool, b, n, &kev);
+    vast_queue_note_real(q);
     if (*err == CL_SUCCESS)
         mark_written(b, n);
     vast_executor_fast_end(ex);

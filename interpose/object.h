@@ -129,6 +129,12 @@ struct _cl_command_queue {
      * a kernel put on the queue could wait for a command VAST runs (launch.c, launch_fast). */
     cl_event *waited;
     size_t nwaited, capwaited;
+    /* Real commands VAST put on `real` for the application (pass-through commands, markers,
+     * barriers, kernels on the application's queue), counted after each enqueue call
+     * (vast_queue_note_real), and the count up to which all are known to have ended (a wait
+     * for the queue's order, clFinish): while the two are equal, a host-side command run on
+     * the application's thread has no earlier real command of the queue to wait for. */
+    _Atomic uint64_t real_enqueued, real_ended;
 };
 
 struct vast_map;

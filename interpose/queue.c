@@ -145,7 +145,10 @@ cl_int vast_clFinish(cl_command_queue command_queue)
     cl_api_clFinish fn = VAST_REAL(command_queue->context->backend, command_queue->real, clFinish);
     VAST_RETURN_IF(fn == NULL, CL_INVALID_OPERATION, "the real platform has no clFinish");
     uint64_t before = atomic_load(&command_queue->submitted);
+    uint64_t real_before = vast_queue_real_count(command_queue);
     cl_int err = fn(command_queue->real);
+    if (err == CL_SUCCESS)
+        vast_queue_real_ended(command_queue, real_before);
     vast_onqueue_reap(command_queue->device, command_queue, err == CL_SUCCESS ? VAST_REAP_DONE : VAST_REAP_WAIT,
                       true);
     pthread_mutex_lock(&command_queue->obj.lock); /* and what they held is released */
@@ -208,6 +211,19 @@ cl_int vast_queue_unwrap(cl_command_queue q, cl_uint n, const cl_event *events, 
     return err;
 }
 
+void vast_queue_note_real(cl_command_queue q) { atomic_fetch_add(&q->real_enqueued, 1); }
+
+uint64_t vast_queue_real_count(cl_command_queue q) { return atomic_load(&q->real_enqueued); }
+
+void vast_queue_real_ended(cl_command_queue q, uint64_t count)
+{
+    uint64_t was = atomic_load(&q->real_ended);
+    while (was < count && !atomic_compare_exchange_weak(&q->real_ended, &was, count))
+        ;
+}
+
+bool vast_queue_real_idle(cl_command_queue q) { return atomic_load(&q->real_ended) == atomic_load(&q->real_enqueued); }
+
 bool vast_queue_waits_done(cl_command_queue q)
 {
     pthread_mutex_lock(&q->obj.lock);
@@ -228,6 +244,7 @@ static cl_int enqueue_wait_list_only(cl_command_queue q, cl_api_clEnqueueMarkerW
         return err;
     cl_event real_ev = NULL;
     err = fn(q->real, num_events, num_events ? (const cl_event *)waits.items : NULL, event ? &real_ev : NULL);
+    vast_queue_note_real(q);
     vast_list_free(&waits);
     return err == CL_SUCCESS ? vast_event_wrap_out(q, real_ev, event) : err;
 }
@@ -266,6 +283,7 @@ static cl_int enqueue_ooo_barrier(cl_command_queue q, cl_api_clEnqueueBarrierWit
     cl_event real_ev = NULL;
     pthread_mutex_lock(&q->obj.lock);
     err = fn(q->real, num_events, num_events ? (const cl_event *)waits.items : NULL, &real_ev);
+    vast_queue_note_real(q);
     if (err == CL_SUCCESS) {
         if (q->barrier != NULL)
             d->clReleaseEvent(q->barrier);
