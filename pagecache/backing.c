@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -132,10 +133,14 @@ int pagecache_backing_huge(const struct vast_backing *b) { return b->huge; }
  * (CLBlast's test programs: 17,700 of them in xgemv) paid a mapping, its first-touch page
  * faults and an unmapping with its TLB shootdown per buffer, where the real driver's malloc
  * reuses memory (xgemv through VAST: 5.6 s of system time against PoCL's 0.9 s). A store of
- * at most RECYCLE_STORE bytes goes to a list (RECYCLE_TOTAL bytes in all) instead of munmap,
- * and a new store of the same mapped size takes it back: committed, and holding the released
- * buffer's bytes, which a new buffer's contents may be (the specification leaves them
- * undefined; this process's own data). */
+ * at most RECYCLE_STORE bytes goes to a list (RECYCLE_TOTAL bytes in all, the oldest unmapped
+ * to make room) instead of munmap, and a new store takes back the smallest kept one of at
+ * least its mapped size and at most twice it: committed, and holding a released buffer's
+ * bytes, which a new buffer's contents may be (the specification leaves them undefined; this
+ * process's own data). Before, only a store of exactly the same size was taken: CLBlast's
+ * xim2col, whose 16,384 cases each use buffers of their own sizes, found none, filled the list
+ * with sizes never asked for again and unmapped every other store (a third of its time
+ * through VAST on PoCL in munmap). */
 #define RECYCLE_STORE ((size_t)8 << 20)
 #define RECYCLE_TOTAL ((size_t)64 << 20)
 #define RECYCLE_SLOTS 64
@@ -146,40 +151,64 @@ static struct {
         void *base;
         size_t map_size;
         int huge;
-    } slot[RECYCLE_SLOTS];
+    } slot[RECYCLE_SLOTS]; /* oldest first */
     size_t n, bytes;
 } recycle = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* A kept store of exactly map_size bytes, or NULL. */
-static void *recycle_take(size_t map_size, int *huge)
+/* Takes out the kept store i (lock held). */
+static void recycle_remove(size_t i)
 {
+    recycle.bytes -= recycle.slot[i].map_size;
+    memmove(&recycle.slot[i], &recycle.slot[i + 1], (recycle.n - i - 1) * sizeof recycle.slot[0]);
+    recycle.n--;
+}
+
+/* The smallest kept store of map_size to 2 * map_size bytes (its size in *map_size), or NULL. */
+static void *recycle_take(size_t *map_size, int *huge)
+{
+    size_t need = *map_size, best = SIZE_MAX;
     void *p = NULL;
     pthread_mutex_lock(&recycle.lock);
-    for (size_t i = recycle.n; p == NULL && i-- > 0;)
-        if (recycle.slot[i].map_size == map_size) {
-            p = recycle.slot[i].base;
-            *huge = recycle.slot[i].huge;
-            recycle.bytes -= map_size;
-            recycle.slot[i] = recycle.slot[--recycle.n];
-        }
+    for (size_t i = 0; i < recycle.n; i++) {
+        size_t have = recycle.slot[i].map_size;
+        if (have >= need && have / 2 <= need && (best == SIZE_MAX || have < recycle.slot[best].map_size))
+            best = i;
+    }
+    if (best != SIZE_MAX) {
+        p = recycle.slot[best].base;
+        *map_size = recycle.slot[best].map_size;
+        *huge = recycle.slot[best].huge;
+        recycle_remove(best);
+    }
     pthread_mutex_unlock(&recycle.lock);
     return p;
 }
 
-/* Keeps a released store if it is small and there is room; false: the caller unmaps it. */
+/* Keeps a released store if it is small, unmapping the oldest kept ones to make room; false:
+ * the caller unmaps it. */
 static bool recycle_keep(void *base, size_t map_size, int huge)
 {
-    bool kept = false;
+    if (map_size > RECYCLE_STORE)
+        return false;
+    struct {
+        void *base;
+        size_t map_size;
+    } out[RECYCLE_SLOTS];
+    size_t nout = 0;
     pthread_mutex_lock(&recycle.lock);
-    if (map_size <= RECYCLE_STORE && recycle.n < RECYCLE_SLOTS && recycle.bytes + map_size <= RECYCLE_TOTAL) {
-        recycle.slot[recycle.n].base = base;
-        recycle.slot[recycle.n].map_size = map_size;
-        recycle.slot[recycle.n++].huge = huge;
-        recycle.bytes += map_size;
-        kept = true;
+    while (recycle.n > 0 && (recycle.n == RECYCLE_SLOTS || recycle.bytes + map_size > RECYCLE_TOTAL)) {
+        out[nout].base = recycle.slot[0].base;
+        out[nout++].map_size = recycle.slot[0].map_size;
+        recycle_remove(0);
     }
+    recycle.slot[recycle.n].base = base;
+    recycle.slot[recycle.n].map_size = map_size;
+    recycle.slot[recycle.n++].huge = huge;
+    recycle.bytes += map_size;
     pthread_mutex_unlock(&recycle.lock);
-    return kept;
+    for (size_t i = 0; i < nout; i++)
+        munmap(out[i].base, out[i].map_size);
+    return true;
 }
 
 int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **out)
@@ -195,7 +224,7 @@ int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **ou
     /* No MAP_NORESERVE: the kernel's overcommit policy still vets the size, pages are
      * committed on first touch only. */
     int huge = 0;
-    void *p = recycle_take(map_size, &huge);
+    void *p = recycle_take(&map_size, &huge);
     if (p == NULL && (p = map_store(map_size, &huge)) == MAP_FAILED)
         return VAST_PC_ERR_HOST_MEMORY;
     int rc = backing_new(p, size, map_size, out);
