@@ -560,7 +560,27 @@ static void test_backing(void **state)
     struct vast_backing *other;
     assert_int_equal(pagecache_create_backing(6 * PG, 0, &other), 0); /* none kept: a new one */
     assert_ptr_not_equal(pagecache_backing_base(other), kept);
+    void *six = pagecache_backing_base(other);
+    memset(six, 0x3e, 6 * PG);
     pagecache_destroy_backing(other);
+    pagecache_destroy_backing(b); /* kept: two stores of 6 pages, 0x3e and 0x3d */
+    /* a store takes a kept one of its mapped size to twice it; under half a kept one's size it
+     * maps its own (CLBlast's xim2col: every case's buffers of other sizes) */
+    assert_int_equal(pagecache_create_backing(2 * PG, 0, &b), 0);
+    assert_true(pagecache_backing_base(b) != kept && pagecache_backing_base(b) != six);
+    assert_int_equal(pagecache_create_backing(3 * PG + 1, 0, &other), 0);
+    assert_true(pagecache_backing_base(other) == kept || pagecache_backing_base(other) == six);
+    pagecache_destroy_backing(other);
+    pagecache_destroy_backing(b);
+    /* the list full (64 stores), each store released unmaps the oldest kept one: the stores
+     * of 6 pages are gone, a new one is a fresh (zero) mapping */
+    struct vast_backing *many[70];
+    for (int i = 0; i < 70; i++)
+        assert_int_equal(pagecache_create_backing(PG, 0, &many[i]), 0);
+    for (int i = 0; i < 70; i++)
+        pagecache_destroy_backing(many[i]);
+    assert_int_equal(pagecache_create_backing(6 * PG, 0, &b), 0);
+    assert_int_equal(((unsigned char *)pagecache_backing_base(b))[0], 0);
     pagecache_destroy_backing(b);
     /* the application's memory */
     char app[3 * PG];
