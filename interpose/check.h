@@ -173,7 +173,7 @@ cl_device_id vast_device_from_real(cl_device_id real);
         cl_event real_ev_ = NULL;                                                                 \
         err_ = fn_((q)->real, __VA_ARGS__, (nw), (nw) ? (const cl_event *)waits_.items : NULL,    \
                    (ev) ? &real_ev_ : NULL);                                                      \
-        vast_queue_note_real(q);                                                                  \
+        vast_queue_note_real((q));                                                                \
         vast_list_free(&waits_);                                                                  \
         return err_ == CL_SUCCESS ? vast_event_wrap_out((q), real_ev_, (ev)) : err_;              \
     } while (0)

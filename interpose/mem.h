@@ -27,7 +27,7 @@ void *vast_map_finish(cl_command_queue queue, void *ptr, cl_int err, cl_event re
         cl_event real_ev_ = NULL;                                                                 \
         void *ptr_ = fn_((q)->real, __VA_ARGS__, (nw), (nw) ? (const cl_event *)waits_.items : NULL, \
                          (ev) ? &real_ev_ : NULL, &err_);                                         \
-        vast_queue_note_real(q);                                                                  \
+        vast_queue_note_real((q));                                                                \
         vast_list_free(&waits_);                                                                  \
         return vast_map_finish((q), ptr_, err_, real_ev_, (ev), errcode_ret);                     \
     } while (0)
