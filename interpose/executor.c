@@ -18,9 +18,13 @@
  *
  * Readiness: a callback on each dependency (clSetEventCallback, CL_COMPLETE) counts it down;
  * the last one puts the command on its lane's ready list, so a command waiting on a user
- * event blocks nobody (no head-of-line blocking). A wait-list event that ends with a
- * negative status fails the command with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
- * without running it; queue-order dependencies (marker, barrier) only order.
+ * event blocks nobody (no head-of-line blocking). Except where a host-side command has no
+ * wait list and its queue's order marker waits for device work alone (order_by_worker): it is
+ * ready at once and its worker waits for the marker itself, since a driver may run a callback
+ * milliseconds after the event ended; at most all host workers but one wait so. A wait-list
+ * event that ends with a negative status fails the command with
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST without running it; queue-order dependencies
+ * (marker, barrier) only order.
  *
  * Failures: a command that fails records its error in its queue (the first one not yet
  * reported); the next clFinish of that queue returns it, as drivers report a failed launch,
@@ -91,6 +95,7 @@ struct vast_vcmd {
     cl_event event; /* one reference */
     cl_uint ndeps;
     struct vcmd_dep *deps;
+    cl_event wait_first;     /* the order marker its worker waits for itself (no callback) */
     _Atomic cl_uint pending; /* dependencies not complete, plus the submitter's hold */
     _Atomic bool failed;     /* a wait-list event failed */
     bool submitted;          /* counted in its queue's `submitted` */
@@ -114,6 +119,8 @@ struct vast_executor {
      * commands submitted and not complete. */
     pthread_mutex_t submit;
     _Atomic size_t pending;
+    _Atomic int waiting; /* host workers in a wait of cmd_run (order_by_worker) */
+    int max_waiting;     /* at most this many */
     pthread_rwlock_t exclusive; /* launches: write; host-side commands: read (file comment) */
     pthread_cond_t wake[VAST_LANES + 1];
     struct cmd_list lists[VAST_LANES + 1]; /* ready per lane; done (REAPER) */
@@ -231,6 +238,10 @@ static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
 {
     cl_event e = c->event;
     cl_int st;
+    if (c->wait_first != NULL) { /* device work only (order_by_worker): it ends by itself */
+        c->ex->d->clWaitForEvents(1, &c->wait_first); /* an order marker only orders */
+        atomic_fetch_sub(&c->ex->waiting, 1);
+    }
     if (atomic_load(&c->failed)) { /* never submitted: every callback gets the error */
         e->times[2] = e->times[3] = vast_now_ns();
         st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -239,6 +250,7 @@ static void cmd_run(struct vast_vcmd *c, cl_command_queue queue)
         st = run_closure(c->ex, e, c->ops, c->ctx, queue);
     }
     cmd_end(c->ex, e->queue, e->command, e, st);
+    atomic_fetch_sub(&e->queue->vcmds_open, 1);
     atomic_fetch_sub(&c->ex->pending, 1);
 }
 
@@ -350,6 +362,7 @@ static struct vast_executor *executor_create(cl_device_id dev, cl_int *err)
     for (int i = 0; i <= VAST_LANES; i++)
         pthread_cond_init(&ex->wake[i], NULL);
     int hosts = host_workers();
+    ex->max_waiting = hosts - 1; /* one host worker always takes ready commands */
     bool ok = worker_start(ex, VAST_LANE_DEVICE) && worker_start(ex, REAPER);
     for (int i = 0; ok && i < hosts; i++)
         ok = worker_start(ex, VAST_LANE_HOST);
@@ -530,6 +543,28 @@ static bool submit_inline(cl_command_queue q, cl_uint nw, const struct vast_vcmd
     return true;
 }
 
+/*
+ * Whether a host-side command's worker waits for its queue's order marker itself instead of a
+ * callback on it: the real driver may run an event's callbacks milliseconds after the event
+ * ends (NVIDIA's OpenCL: a non-blocking read behind a 12 ms kernel ended 6-8 ms after the
+ * kernel in most runs, within 0.5 ms where its worker waits; NBody's direct run took 0.040 s
+ * against 0.019 natively, 0.020 now: samples/results/h200-2026-11-29-goals/). Only where the marker waits for device work alone, which ends by itself: an
+ * in-order queue, no wait list, no virtual command of the queue still open, every event its
+ * real commands wait for complete (vast_queue_waits_done); and only while another host worker
+ * stays free for commands that are ready (ex->max_waiting). Called before ex->submit is taken
+ * (the queue's lock comes first); takes a waiting slot that cmd_run gives back.
+ */
+static bool order_by_worker(struct vast_executor *ex, cl_command_queue q, cl_uint nw, const struct vast_vcmd_ops *ops)
+{
+    if (!q->in_order || nw != 0 || ops->lane != VAST_LANE_HOST || atomic_load(&q->vcmds_open) != 0 ||
+        !vast_queue_waits_done(q))
+        return false;
+    if (atomic_fetch_add(&ex->waiting, 1) < ex->max_waiting)
+        return true;
+    atomic_fetch_sub(&ex->waiting, 1);
+    return false;
+}
+
 cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_list, const struct vast_vcmd_ops *ops,
                         void *ctx, bool blocking, cl_event *event)
 {
@@ -549,11 +584,19 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
     c->ex = ex;
     c->ops = ops;
     c->ctx = ctx;
+    bool slot = order_by_worker(ex, q, nw, ops);
     pthread_mutex_lock(&ex->submit);
     err = cmd_prepare(c, q, nw, wait_list);
-    if (err == CL_SUCCESS)
-        atomic_fetch_add(&ex->pending, 1); /* cmd_run takes it back once U is complete */
+    if (err == CL_SUCCESS) {
+        atomic_fetch_add(&ex->pending, 1); /* cmd_run takes both back once U is complete */
+        atomic_fetch_add(&q->vcmds_open, 1);
+    }
     pthread_mutex_unlock(&ex->submit);
+    /* the order marker, cmd_prepare's only dependency without a wait list */
+    if (slot && err == CL_SUCCESS && c->ndeps == 1 && c->deps[0].vast == NULL)
+        c->wait_first = c->deps[0].real;
+    else if (slot)
+        atomic_fetch_sub(&ex->waiting, 1);
     if (err != CL_SUCCESS)
         return submit_failed(c, ops, ctx, err);
     cl_event waiter = blocking ? c->event : NULL;
@@ -565,9 +608,10 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
     }
     c->submitted = true;
     atomic_fetch_add(&q->submitted, 1);
-    atomic_init(&c->pending, c->ndeps + 1);
+    cl_uint callbacks = c->wait_first != NULL ? 0 : c->ndeps;
+    atomic_init(&c->pending, callbacks + 1);
     atomic_init(&c->failed, false);
-    for (cl_uint i = 0; i < c->ndeps; i++)
+    for (cl_uint i = 0; i < callbacks; i++)
         if (ex->d->clSetEventCallback(c->deps[i].real, CL_COMPLETE, dep_complete, &c->deps[i]) != CL_SUCCESS) {
             vast_error("the real driver refused a callback on a dependency: the command fails");
             atomic_store(&c->failed, true);

@@ -135,6 +135,9 @@ struct _cl_command_queue {
      * for the queue's order, clFinish): while the two are equal, a host-side command run on
      * the application's thread has no earlier real command of the queue to wait for. */
     _Atomic uint64_t real_enqueued, real_ended;
+    /* Virtual commands of the queue submitted to its executor and not complete (executor.c):
+     * while none is, the queue's real commands wait for no command VAST runs. */
+    _Atomic uint64_t vcmds_open;
 };
 
 struct vast_map;

@@ -25,6 +25,10 @@
  *               at once; then a slow kernel still running on the queue and, at once, a
  *               non-blocking write over its buffer: the write lands after the kernel (its
  *               bytes are the final ones), whichever way it ran
+ *   behind      non-blocking reads at once behind a slow kernel on the queue (a host worker
+ *               waits for the queue's order itself, executor.c, order_by_worker, or the
+ *               driver's callback does), then a kernel, a non-blocking write of the upper
+ *               half and 10,002 one-word ones behind it: each command sees the ones before
  *   threads     4 threads, each its own queue and buffer, 150 launches and reads each
  *   stream      300 launches with nothing in between (VAST looks for those that ended only
  *               once enough are on its list, onqueue.c), then a read; and on an out-of-order
@@ -521,6 +525,49 @@ static void test_inline(void)
     one_close(&o, "inline", 0x77);
 }
 
+/* Non-blocking reads behind a slow kernel on the queue: the first crosses to a host worker that
+ * waits for the queue's order itself (executor.c, order_by_worker), the second, behind the
+ * first, through the driver's callback; each sees the kernel's words. Then the same behind a
+ * kernel and a non-blocking write. */
+static void test_behind(void)
+{
+    const size_t n = 40009;
+    struct one o;
+    one_open(&o, n, 61, 0, 0);
+    uint32_t *second = malloc(n * 4);
+    cl_kernel slow = kernel("slow", o.m, 20000);
+    for (int round = 0; round < 3; round++) {
+        CHECK_CL(clFinish(o.q));
+        host_slow(o.want, n, 20000); /* before the launch: the commands below go at once */
+        memset(o.got, 0x3c, n * 4);
+        memset(second, 0xc3, n * 4);
+        launch(o.q, slow, n, NULL);
+        cl_event r;
+        CHECK_CL(clEnqueueReadBuffer(o.q, o.m, CL_FALSE, 0, n * 4, o.got, 0, NULL, &r));
+        CHECK_CL(clEnqueueReadBuffer(o.q, o.m, CL_FALSE, 0, n * 4, second, 0, NULL, NULL));
+        CHECK_CL(clWaitForEvents(1, &r));
+        compare("behind: a read behind a kernel", o.got, o.want, n);
+        CHECK_CL(clFinish(o.q));
+        compare("behind: a second read behind it", second, o.want, n);
+        clReleaseEvent(r);
+        host_slow(o.want, n, 20000);
+        launch(o.q, slow, n, NULL);
+        size_t half = n / 2; /* the upper half in one write (whole pages), the lower one word
+                              * in two, one word each */
+        for (size_t i = half; i < n; i++)
+            o.want[i] = seed_word(i, 62 + (uint32_t)round);
+        CHECK_CL(clEnqueueWriteBuffer(o.q, o.m, CL_FALSE, half * 4, (n - half) * 4, &o.want[half], 0, NULL, NULL));
+        for (size_t i = 0; i < half; i += 2) {
+            o.want[i] = seed_word(i, 72 + (uint32_t)round);
+            CHECK_CL(clEnqueueWriteBuffer(o.q, o.m, CL_FALSE, i * 4, 4, &o.want[i], 0, NULL, NULL));
+        }
+    }
+    CHECK_CL(clFinish(o.q));
+    clReleaseKernel(slow);
+    free(second);
+    one_close(&o, "behind", 0x99);
+}
+
 int main(void)
 {
     device = test_device(test_platform());
@@ -535,6 +582,7 @@ int main(void)
     test_threads();
     test_mapwrite();
     test_inline();
+    test_behind();
     test_stream(0);
     test_stream(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     clReleaseProgram(program);
