@@ -548,11 +548,12 @@ static bool submit_inline(cl_command_queue q, cl_uint nw, const struct vast_vcmd
  * callback on it: the real driver may run an event's callbacks milliseconds after the event
  * ends (NVIDIA's OpenCL: a non-blocking read behind a 12 ms kernel ended 6-8 ms after the
  * kernel in most runs, within 0.5 ms where its worker waits; NBody's direct run took 0.040 s
- * against 0.019 natively, 0.020 now: samples/results/h200-2026-11-29-goals/). Only where the marker waits for device work alone, which ends by itself: an
- * in-order queue, no wait list, no virtual command of the queue still open, every event its
- * real commands wait for complete (vast_queue_waits_done); and only while another host worker
- * stays free for commands that are ready (ex->max_waiting). Called before ex->submit is taken
- * (the queue's lock comes first); takes a waiting slot that cmd_run gives back.
+ * against 0.019 natively, 0.020 now: samples/results/h200-2026-11-29-goals/). Only where the
+ * marker waits for device work alone, which ends by itself: an in-order queue, no wait list,
+ * no virtual command of the queue still open, every event its real commands wait for complete
+ * (vast_queue_waits_done); and only while another host worker stays free for commands that are
+ * ready (ex->max_waiting). Called before ex->submit is taken (the queue's lock comes first);
+ * takes a waiting slot that cmd_run gives back.
  */
 static bool order_by_worker(struct vast_executor *ex, cl_command_queue q, cl_uint nw, const struct vast_vcmd_ops *ops)
 {
