@@ -61,6 +61,9 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
       "a partitioned launch starts from whichever end of its plan has more pages resident, so a "   \
       "repeated launch over data above the budget reuses what the last one left; 0: always from "   \
       "the first partition (measuring)")                                                          \
+    X(BOOL, chain, "VAST_CHAIN", "1",                                                             \
+      "identical launches that follow each other on an in-order queue, over data above the budget, " \
+      "run partition by partition together, moving their data once; 0: each on its own (measuring)") \
     X(BOOL, stats, "VAST_STATS", "0", "print per-kernel statistics at exit")                      \
     X(STRING, trace, "VAST_TRACE", "", "write a Chrome/Perfetto trace of VAST's work to this file") \
     X(STRING, cache_dir, "VAST_CACHE_DIR", "auto",                                                \

@@ -591,6 +591,9 @@ cl_int vast_vcmd_submit(cl_command_queue q, cl_uint nw, const cl_event *wait_lis
     if (err == CL_SUCCESS) {
         atomic_fetch_add(&ex->pending, 1); /* cmd_run takes both back once U is complete */
         atomic_fetch_add(&q->vcmds_open, 1);
+        uint64_t seq = ++q->vcmd_seq;
+        if (ops->submitted != NULL)
+            ops->submitted(ctx, q, seq);
     }
     pthread_mutex_unlock(&ex->submit);
     /* the order marker, cmd_prepare's only dependency without a wait list */
@@ -664,7 +667,7 @@ void vast_executor_defer(cl_device_id dev, void (*fn)(void *), void *arg)
         return;
     }
     struct vast_vcmd_ops *ops = (struct vast_vcmd_ops *)(c + 1); /* freed with c */
-    *ops = (struct vast_vcmd_ops){0, VAST_LANE_HOST, run_never, fn};
+    *ops = (struct vast_vcmd_ops){0, VAST_LANE_HOST, run_never, fn, NULL};
     c->ex = ex;
     c->ops = ops;
     c->ctx = arg;

@@ -25,6 +25,9 @@ struct vast_vcmd_ops {
     /* Frees ctx and releases what it holds; called once, by the executor, after run (or
      * instead of it when the command does not run), or by submit on error. */
     void (*free)(void *ctx);
+    /* Optional: called under the submission lock once the command is ordered in its queue, as
+     * the queue's virtual command number `seq` (chain.c). */
+    void (*submitted)(void *ctx, cl_command_queue queue, uint64_t seq);
 };
 
 /*

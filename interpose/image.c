@@ -581,10 +581,10 @@ static void mimg_free(void *ctx)
 }
 
 static const struct vast_vcmd_ops mimg_ops[] = {
-    {CL_COMMAND_READ_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free},
-    {CL_COMMAND_WRITE_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free},
-    {CL_COMMAND_COPY_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free},
-    {CL_COMMAND_FILL_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free},
+    {CL_COMMAND_READ_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free, NULL},
+    {CL_COMMAND_WRITE_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free, NULL},
+    {CL_COMMAND_COPY_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free, NULL},
+    {CL_COMMAND_FILL_IMAGE, VAST_LANE_HOST, mimg_run, mimg_free, NULL},
 };
 
 /* Checks (the specification's errors at enqueue; pitches are the real driver's, at run time)
@@ -720,9 +720,9 @@ static void mirror_sync_free(void *ctx)
 }
 
 static const struct vast_vcmd_ops mirror_in_ops = {CL_COMMAND_MIGRATE_MEM_OBJECTS, VAST_LANE_HOST, mirror_sync_run,
-                                                   mirror_sync_free};
+                                                   mirror_sync_free, NULL};
 static const struct vast_vcmd_ops mirror_out_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_HOST, mirror_sync_run,
-                                                    mirror_sync_free};
+                                                    mirror_sync_free, NULL};
 
 static cl_int mirror_sync_submit(cl_command_queue q, cl_mem *images, const bool *written, size_t n, bool back,
                                  cl_uint nw, const cl_event *wait_list, cl_event *event)

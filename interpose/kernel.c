@@ -6,6 +6,7 @@
  * executor's device lane; the others pass through.
  */
 #include "api.h"
+#include "chain.h"
 #include "check.h"
 #include "executor.h"
 #include "launch.h"
@@ -288,7 +289,9 @@ cl_int vast_clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id device, cl
 
 static cl_int launch_run(void *cmd, cl_command_queue exec_queue) { return vast_launch_execute(cmd, exec_queue); }
 static void launch_free(void *cmd) { vast_launch_cmd_free(cmd); }
-const struct vast_vcmd_ops vast_launch_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_DEVICE, launch_run, launch_free};
+static void launch_submitted(void *cmd, cl_command_queue q, uint64_t seq) { vast_chain_submitted(cmd, q, seq); }
+const struct vast_vcmd_ops vast_launch_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_DEVICE, launch_run, launch_free,
+                                              launch_submitted};
 
 /* Argument `index` is now `image` when that is an image made from a virtual buffer, else
  * something else (launches with such images copy their buffers, image.c). */
@@ -362,7 +365,7 @@ static cl_int run_nothing(void *ctx, cl_command_queue exec_queue)
 static void free_nothing(void *ctx) { (void)ctx; }
 
 static const struct vast_vcmd_ops zero_sized_ops = {CL_COMMAND_NDRANGE_KERNEL, VAST_LANE_HOST, run_nothing,
-                                                    free_nothing};
+                                                    free_nothing, NULL};
 
 cl_int vast_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                                    const size_t *global_work_offset, const size_t *global_work_size,
@@ -465,7 +468,7 @@ static void native_free(void *ctx)
     free(c);
 }
 
-static const struct vast_vcmd_ops native_ops = {CL_COMMAND_NATIVE_KERNEL, VAST_LANE_HOST, native_run, native_free};
+static const struct vast_vcmd_ops native_ops = {CL_COMMAND_NATIVE_KERNEL, VAST_LANE_HOST, native_run, native_free, NULL};
 
 static cl_int native_capture(struct native_cmd *c, void(CL_CALLBACK *user_func)(void *), void *args, size_t cb_args,
                              cl_uint n, const cl_mem *mems, const void **locs)

@@ -14,6 +14,7 @@
 #include "../base/trace.h"
 #include "variant.h"
 #include "api.h"
+#include "chain.h"
 #include "check.h"
 #include "devops_opencl.h"
 #include "executor.h"
@@ -186,6 +187,7 @@ void vast_launch_cmd_free(struct vast_launch_cmd *cmd)
 {
     if (cmd == NULL)
         return;
+    vast_chain_cmd_free(cmd);
     for (cl_uint i = 0; cmd->args != NULL && i < cmd->num_args; i++) {
         struct vast_arg *a = &cmd->args[i];
         if (a->vbuf != NULL)
@@ -591,7 +593,9 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     struct vast_paged r;
     struct vast_partition *parts = NULL;
     size_t nparts = 0;
+    uint64_t t0 = vast_now_ns();
     cl_int err = vast_paged_open(&r, cmd, rq, pool, tk);
+    vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "open");
     r.pas = &vast_pas_launch;
     if (err == CL_SUCCESS && total <= pool->nframes) {
         *mode = VAST_MODE_PAGED;
@@ -621,8 +625,15 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
     bool may_refuse = *mode == VAST_MODE_PARTITIONED && tk->data_dependent_addresses;
     if (err == CL_SUCCESS && may_refuse)
         err = vast_paged_undo_open(&r, &undo);
+    /* identical launches queued behind this one run with it, partition by partition (chain.c;
+     * the pipeline drops the chain when the plan's partitions share written pages) */
+    bool carry = err == CL_SUCCESS && *mode == VAST_MODE_PARTITIONED && !may_refuse &&
+                 vast_chain_may_carry(&r, parts, nparts);
+    r.chain = carry ? vast_chain_led(cmd) : NULL;
     if (err == CL_SUCCESS)
         err = vast_paged_run(&r, parts, nparts);
+    if (r.chain != NULL)
+        vast_chain_end(cmd, true, err);
     vast_paged_undo_close(&r, &undo, err != CL_SUCCESS);
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns; /* c holds only the translation's build time so far */
@@ -771,14 +782,23 @@ cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
 {
     cl_int err;
     struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
-    if (pool == NULL)
+    if (pool == NULL) {
+        vast_chain_end(cmd, false, err);
         return launch_failed(cmd, VAST_MODE_COUNT, err, ": the device's page cache could not be made");
+    }
     struct vast_launch_counters c = {0};
+    if (vast_chain_ran(cmd, &err)) { /* its chain's leader ran it (chain.c) */
+        c.chained = 1;
+        vast_stats_launch(cmd->kernel->name, VAST_MODE_PARTITIONED, &c);
+        return launch_failed(cmd, VAST_MODE_PARTITIONED, err, " (in its chain's leader's run)");
+    }
     struct vast_pool_stats before, after;
     pagecache_get_pool_stats(pool, &before);
     uint64_t t0 = vast_now_ns();
     enum vast_launch_mode mode = VAST_MODE_COUNT; /* until execute decides */
     err = execute(cmd, rq, pool, &mode, &c);
+    vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "launch");
+    vast_chain_end(cmd, false, err); /* (a chain it carried ended in run_paged) */
     pagecache_get_pool_stats(pool, &after);
     c.total_ns = vast_now_ns() - t0;
     c.build_ns += cmd->admit.build_ns; /* planning at enqueue (launch_admit) */
@@ -1032,6 +1052,7 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
     }
     if (launch_fast(cmd, num_events, event, &err))
         return err;
+    cmd->waits = num_events > 0;
     /* The executor's device lane runs it (vast_launch_execute on its own real queue). */
     return vast_vcmd_submit(q, num_events, wait_list, &vast_launch_ops, cmd, false, event);
 }

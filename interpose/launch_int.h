@@ -61,6 +61,9 @@ struct vast_launch_cmd {
     struct vast_exec_info exec[VAST_EXEC_INFOS]; /* snapshot (size 0: unused) */
     bool planned;           /* launch_admit made its plan and kept it on the kernel */
     struct vast_launch_counters admit; /* that planning's time, added to the run's statistics */
+    bool waits;             /* submitted with a wait list */
+    struct vast_chain *chain; /* the chain it leads (chain_index 0) or is member chain_index of (chain.c) */
+    size_t chain_index;
 };
 
 /* One virtual buffer argument in the launch's virtual space. */
@@ -118,6 +121,8 @@ struct vast_paged {
      * next one of the launch's plan no member took yet, or NULL) instead of its list. */
     struct vast_partition *(*claim)(void *ctx, bool ahead); /* ahead: for the prefetch */
     void *claim_ctx;
+    struct vast_chain *chain;         /* the chain this run carries (chain.c), or NULL */
+    size_t reps[2];                   /* per slot: launches its partition runs (pipeline.c) */
     struct vast_launch_counters c;
 };
 

@@ -138,6 +138,10 @@ struct _cl_command_queue {
     /* Virtual commands of the queue submitted to its executor and not complete (executor.c):
      * while none is, the queue's real commands wait for no command VAST runs. */
     _Atomic uint64_t vcmds_open;
+    /* Virtual commands ordered so far (the executor's submission lock), and the chain of
+     * identical launches that the next launch may join (chain.c, its lock). */
+    uint64_t vcmd_seq;
+    struct vast_chain *chain;
 };
 
 struct vast_map;

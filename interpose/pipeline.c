@@ -41,6 +41,7 @@
 #include "launch_int.h"
 
 #include "api.h"
+#include "chain.h"
 #include "check.h"
 #include "devops_opencl.h"
 #include "executor.h"
@@ -376,12 +377,12 @@ static cl_int overdraft_end(struct vast_paged *r)
 
 /* ---- one partition ---- */
 
-/* Upload the LPT of `slot`, reset the slot's fault log header, run work-groups [first, end), read
- * the fault log header; *kev is the kernel's event, *fev the header read's. Each slot has its
+/* Upload the LPT of `slot`, reset the slot's fault log header, run work-groups [first, end) (reps
+ * times, for a chain), read the fault log header; *kev is the kernel's event, *fev the header read's. Each slot has its
  * own page table and fault log, so that a partition can be enqueued behind the previous one
  * while that one's log is still to be read. */
-static cl_int enqueue_partition(struct vast_paged *r, cl_kernel pk, int slot, size_t first, size_t end, cl_event *kev,
-                                cl_event *fev)
+static cl_int enqueue_partition(struct vast_paged *r, cl_kernel pk, int slot, size_t first, size_t end, size_t reps,
+                                cl_event *kev, cl_event *fev)
 {
     cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
     cl_command_queue q = r->sq[slot];
@@ -397,8 +398,12 @@ static cl_int enqueue_partition(struct vast_paged *r, cl_kernel pk, int slot, si
                                    &r->faults[slot]);
     if (err == CL_SUCCESS)
         err = r->d->clSetKernelArg(pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 4, sizeof cfg, &cfg);
-    if (err == CL_SUCCESS)
-        err = vast_paged_enqueue(r, q, pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 5, first, end, kev);
+    /* a chain's partition (chain.c): the same kernel once per launch, in launch order, one log */
+    for (size_t i = 0; i < reps && err == CL_SUCCESS; i++)
+        err = vast_paged_enqueue(r, q, pk, r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS + 5, first, end,
+                                 reps == 1 ? kev : NULL);
+    if (reps != 1)
+        *kev = NULL;
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueReadBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
                                         r->fault_hdr[slot], 0, NULL, fev);
@@ -536,6 +541,11 @@ static cl_int handle_faults(struct vast_paged *r, struct vast_partition *p, int 
     *again = *split = false;
     if (r->fault_hdr[slot][0] == 0)
         return CL_SUCCESS;
+    /* A chain's partition has exact page sets: a fault is out of bounds, and the launches after
+     * the faulting one ran on what its dropped stores left (chain.c) */
+    VAST_RETURN_IF(r->reps[slot] > 1, CL_OUT_OF_RESOURCES,
+                   "kernel '%s': a fault in a partition run for %zu launches of a chain; they fail",
+                   r->cmd->kernel->name, r->reps[slot]);
     uint32_t *lpt = r->lpt_host[slot];
     uint8_t *add = calloc(r->pages, 1);
     VAST_RETURN_IF(add == NULL, CL_OUT_OF_HOST_MEMORY, "fault set");
@@ -597,6 +607,7 @@ struct flight {
     int slot;
     cl_event kev, fev;
     uint64_t enqueued;
+    size_t reps; /* launches it runs: 1, or more for a chain (chain.c) */
 };
 
 /* Pin p's pages into the LPT of its slot; with a snapshot (needs_restore) its writable pages
@@ -627,8 +638,9 @@ static cl_int enqueue_flight(struct vast_paged *r, struct flight *f, size_t firs
     bool ranged = r->pkr != NULL && (f->p->iter_first != 0 || f->p->iter_end != 0);
     cl_kernel pk = ranged ? r->pkr : r->pk;
     cl_int err = vast_paged_set_iters(r, pk, false, f->p->iter_first, f->p->iter_end);
+    r->reps[f->slot] = f->reps;
     if (err == CL_SUCCESS)
-        err = enqueue_partition(r, pk, f->slot, first, end, &f->kev, &f->fev);
+        err = enqueue_partition(r, pk, f->slot, first, end, f->reps, &f->kev, &f->fev);
     if (err != CL_SUCCESS) {
         cl_event ev[2] = {f->kev, f->fev};
         for (int i = 0; i < 2; i++)
@@ -667,7 +679,7 @@ static cl_int settle(struct vast_paged *r, struct vast_partition *p, int slot, b
             err = CL_OUT_OF_RESOURCES;
             break;
         }
-        struct flight f = {p, slot, NULL, NULL, 0};
+        struct flight f = {p, slot, NULL, NULL, 0, 1};
         err = enqueue_flight(r, &f, first, end);
         if (err == CL_SUCCESS)
             err = wait_partition(r, f.kev, f.fev, f.enqueued);
@@ -799,22 +811,38 @@ static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct f
 
 /* The planned partitions as a run takes them: in order, or (r->claim: one member device's
  * share of a merged device's launch, merge.c) claimed one at a time from the launch's shared
- * plan, the next one when it is prefetched. The last four taken, for dropping their sets. */
+ * plan, the next one when it is prefetched. The last four taken, for dropping their sets.
+ * A chain (r->chain, chain.c): each partition runs `reps` launches, the leader's and its
+ * members'; after the first pass, a second one over the first `limit` partitions for the
+ * members that joined late. */
 struct planned {
     struct vast_partition *parts;
     size_t nparts, next;
     bool backwards; /* from the last partition to the first (serpentine) */
     struct vast_partition *ahead; /* claimed for the prefetch, not taken yet */
+    size_t ahead_step;            /* its place in its pass */
     struct vast_partition *taken[4];
     size_t ntaken;
+    struct vast_chain *chain;
+    bool disjoint; /* vast_chain_disjoint said so (checked once a member has joined) */
+    bool second;
+    size_t limit;
+    size_t reps; /* launches the partition taken last runs */
 };
 
 static struct vast_partition *planned_peek(struct vast_paged *r, struct planned *pl, bool ahead)
 {
-    if (pl->ahead == NULL)
-        pl->ahead = r->claim != NULL         ? r->claim(r->claim_ctx, ahead)
-                    : pl->next < pl->nparts ? &pl->parts[pl->backwards ? pl->nparts - 1 - pl->next++ : pl->next++]
-                                            : NULL;
+    if (pl->ahead == NULL && pl->chain != NULL && !pl->second && pl->next == pl->nparts) {
+        pl->limit = vast_chain_close_pass(pl->chain);
+        pl->second = true;
+        pl->next = 0;
+    }
+    if (pl->ahead == NULL && r->claim != NULL) {
+        pl->ahead = r->claim(r->claim_ctx, ahead);
+    } else if (pl->ahead == NULL && pl->next < (pl->second ? pl->limit : pl->nparts)) {
+        pl->ahead_step = pl->next++;
+        pl->ahead = &pl->parts[pl->backwards ? pl->nparts - 1 - pl->ahead_step : pl->ahead_step];
+    }
     return pl->ahead;
 }
 
@@ -822,6 +850,20 @@ static struct vast_partition *planned_take(struct vast_paged *r, struct planned 
 {
     struct vast_partition *p = planned_peek(r, pl, false);
     pl->ahead = NULL;
+    pl->reps = 1;
+    if (p != NULL && pl->chain != NULL)
+        pl->reps = pl->second ? vast_chain_again(pl->chain, pl->ahead_step) : vast_chain_take(pl->chain, pl->ahead_step);
+    /* Once two launches would share a partition (the first such take: no member ran yet), the
+     * plan must keep written pages apart; else the members run on their own, after it. */
+    if (pl->reps > 1 && !pl->disjoint && !(pl->disjoint = vast_chain_disjoint(r, pl->parts, pl->nparts))) {
+        vast_chain_end(r->cmd, false, CL_SUCCESS);
+        pl->chain = r->chain = NULL;
+        pl->reps = 1;
+        if (pl->second) { /* the leader ran every partition: the second pass was its members' */
+            pl->limit = 0;
+            p = NULL;
+        }
+    }
     if (p != NULL)
         pl->taken[pl->ntaken++ & 3] = p;
     return p;
@@ -871,7 +913,8 @@ static bool run_backwards(struct vast_paged *r, struct vast_partition *parts, si
 cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t nparts)
 {
     struct run_stack st = {.depth = 0};
-    struct planned pl = {.parts = parts, .nparts = nparts, .backwards = run_backwards(r, parts, nparts)};
+    struct planned pl = {.parts = parts, .nparts = nparts, .backwards = run_backwards(r, parts, nparts),
+                         .chain = r->chain};
     cl_int err = CL_SUCCESS;
     r->c.backwards += pl.backwards;
     bool pipe = !r->needs_restore && !r->sequential;
@@ -889,14 +932,16 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
          * holds at most four bytemaps however many partitions its plan has. */
         if (p != NULL && (err = vast_partition_unpack(p, r->pages)) != CL_SUCCESS)
             continue;
-        if (p != NULL && from_plan && pl.ntaken >= 4)
-            vast_partition_drop_set(pl.taken[(pl.ntaken - 4) & 3]);
+        /* (a chain's second pass takes partitions again: never the one in flight or this one) */
+        struct vast_partition *old = pl.ntaken >= 4 ? pl.taken[(pl.ntaken - 4) & 3] : NULL;
+        if (p != NULL && from_plan && old != NULL && old != p && old != prev.p)
+            vast_partition_drop_set(old);
         if (p == NULL) { /* the last one lands; when it splits, its halves run next */
             err = land_or_split(r, &st, &prev);
             prev.p = NULL;
             continue;
         }
-        struct flight cur = {p, prev.p != NULL ? 1 - prev.slot : 0, NULL, NULL, 0};
+        struct flight cur = {p, prev.p != NULL ? 1 - prev.slot : 0, NULL, NULL, 0, from_plan ? pl.reps : 1};
         vast_plan_add_sticky(r, p);
         if (p->count > r->pool->nframes + r->lent && (err = overdraft_for(r, p->count, p->first)) != CL_SUCCESS)
             continue;

@@ -7,6 +7,7 @@
  */
 #include "api.h"
 #include "check.h"
+#include "chain.h"
 #include "executor.h"
 #include "onqueue.h"
 
@@ -15,6 +16,7 @@
 static void queue_destroy(struct vast_object *obj)
 {
     cl_command_queue q = (cl_command_queue)obj;
+    vast_chain_queue_free(q);
     for (size_t i = 0; i < q->nwaited; i++)
         q->context->backend->dispatch->clReleaseEvent(q->waited[i]);
     free(q->waited);

@@ -19,6 +19,7 @@ struct vast_launch_counters {
     unsigned long host_plans; /* plans made from host page sets (partition.c), not the inspector */
     unsigned long on_queue;   /* direct launches put on the application's queue (launch.c, launch_fast) */
     unsigned long backwards;  /* partitioned runs from the last partition to the first (pipeline.c) */
+    unsigned long chained;    /* launches run by an identical launch before them, in its run (chain.c) */
     uint64_t h2d_bytes, d2h_bytes;
     uint64_t spill_bytes; /* resumable loops' state areas made (paged.c), outside the budget */
     unsigned long overdrafts;    /* launches that borrowed frames past the budget (pipeline.c) */

@@ -557,7 +557,7 @@ static void host_cmd_free(void *ctx)
     free(c);
 }
 
-#define HOST_OPS(type) {type, VAST_LANE_HOST, host_cmd_run, host_cmd_free}
+#define HOST_OPS(type) {type, VAST_LANE_HOST, host_cmd_run, host_cmd_free, NULL}
 static const struct vast_vcmd_ops host_ops[] = {
     [VAST_HOST_READ] = HOST_OPS(CL_COMMAND_READ_BUFFER),
     [VAST_HOST_WRITE] = HOST_OPS(CL_COMMAND_WRITE_BUFFER),

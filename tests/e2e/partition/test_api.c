@@ -54,6 +54,7 @@
  *                second one runs backwards (VAST_STATS backwards >= 3), and the data moves
  *                host->device at most 5 times (3.7x at 4 KiB pages, 4.6x at 64 KiB), where
  *                launches that all run forwards load it whole each time (6.2x: VAST_SERPENTINE=0)
+ *                (with VAST_CHAIN=0: chained, the 6 launches move the data once, test_chain.c)
  *
  * Every kept launch must show mode=partitioned with partitions >= 2 in VAST_STATS (so a
  * budget that happens to fit cannot pass unnoticed). Usage:
@@ -521,6 +522,8 @@ static int runs(const void *c, const struct harness_opts *o, struct harness_run 
                                       /* a unit over the budget is refused only without the overdraft */
                                       .env = t->reasons == reason_wg         ? "VAST_OVERDRAFT=0"
                                              : t->flags & F_CHECK_SETS ? "VAST_INSPECT=check"
+                                             /* identical launches would chain (test_chain.c) */
+                                             : t->flags & F_SERPENTINE ? "VAST_CHAIN=0"
                                                                        : NULL};
     return (int)n;
 }
