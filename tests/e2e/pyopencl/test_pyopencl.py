@@ -15,11 +15,16 @@ the binaries VAST handed out (pyopencl's binary cache, as in users' second runs)
 fails on any case that differs or raises, and on VAST log lines that mean a wrong or refused
 launch (out-of-bounds accesses, "cannot be paged", work-groups larger than the budget).
 
-usage: test_pyopencl.py --icd-dir DIR [--cases a,b,...] [--runs N] [--refusable a,b] [--child]
+A configuration may start from the cache another one filled (--cache DIR without --fresh): its
+runs then all load binaries.
+
+usage: test_pyopencl.py --icd-dir DIR [--cases a,b,...] [--runs N] [--refusable a,b]
+                        [--cache DIR [--fresh]] [--child]
   VAST_DEVICE_MEMORY / VAST_PAGE_SIZE / VAST_FORCE_PAGED from the environment reach VAST.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -259,10 +264,16 @@ def parent(args):
                PYOPENCL_COMPILER_OUTPUT="0", LC_ALL="C")
     env.pop("PYOPENCL_NO_CACHE")
     passed = failed = skipped = 0
-    with tempfile.TemporaryDirectory(prefix="vast-pyopencl-") as cache:
+    if args.cache and args.fresh:
+        shutil.rmtree(args.cache, ignore_errors=True)
+    if args.cache:
+        os.makedirs(args.cache, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="vast-pyopencl-") as tmp:
+        cache = args.cache or tmp
         env["XDG_CACHE_HOME"] = cache
+        cached = any(files for _, _, files in os.walk(cache))  # another configuration's
         for run in range(args.runs):
-            what = "from source" if run == 0 else "from pyopencl's binary cache"
+            what = "from source" if run == 0 and not cached else "from pyopencl's binary cache"
             p = subprocess.run([sys.executable, __file__, "--child", "--cases", ",".join(cases),
                                 "--refusable", args.refusable],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -292,6 +303,9 @@ def main():
     ap.add_argument("--cases", default="")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=800)
+    ap.add_argument("--cache", default="",
+                    help="pyopencl's cache folder (XDG_CACHE_HOME), kept; default: a new one per run")
+    ap.add_argument("--fresh", action="store_true", help="empty --cache first")
     ap.add_argument("--refusable", default="",
                     help="cases that may end in a clean refusal (an OpenCL error and VAST's reason), "
                          "counted as skipped: say why where the test is registered")
