@@ -17,6 +17,9 @@
  * touches, except pages no launch writes, so running Lj's partition i before Lh's partition
  * i' (h < j, i' != i) reads and writes exactly what it would after it: each partition's
  * launches still run in launch order, and partitions of one launch were unordered anyway.
+ * A virtual buffer passed as __constant is copied once, at the leader's open (paged.c): the
+ * copy holds for every member, since nothing between them writes it and a launch that writes
+ * a buffer it reads through __constant races with itself already.
  *
  * How: submission (vast_chain_submitted, under the executor's submission lock, which orders
  * every virtual command of the queue) puts each launch either in the queue's open chain, as a
