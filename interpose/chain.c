@@ -13,10 +13,11 @@
  * retry, nothing snapshotted) and no partition of resumable iteration ranges; and the plan's
  * partitions are disjoint wherever a launch writes: every page of a writable buffer is in at
  * most one partition's set, and no two buffer arguments overlap where one is writable
- * (vast_chain_may_carry, and vast_chain_disjoint at the first partition two launches share). Then partition i of any launch touches only pages no other partition
- * touches, except pages no launch writes, so running Lj's partition i before Lh's partition
- * i' (h < j, i' != i) reads and writes exactly what it would after it: each partition's
- * launches still run in launch order, and partitions of one launch were unordered anyway.
+ * (vast_chain_may_carry, and vast_chain_disjoint at the first partition two launches share).
+ * Then partition i of any launch touches only pages no other partition touches, except pages
+ * no launch writes, so running Lj's partition i before Lh's partition i' (h < j, i' != i)
+ * reads and writes exactly what it would after it: each partition's launches still run in
+ * launch order, and partitions of one launch were unordered anyway.
  * A virtual buffer passed as __constant is copied once, at the leader's open (paged.c): the
  * copy holds for every member, since nothing between them writes it and a launch that writes
  * a buffer it reads through __constant races with itself already.
@@ -31,8 +32,8 @@
  * members' work; each member's own run (after the leader's event, queue order) only reports
  * the result. A leader that cannot carry its chain ends it, and its members run on their own.
  *
- * Principal entry points: vast_chain_submitted, vast_chain_may_carry, vast_chain_disjoint, vast_chain_take,
- * vast_chain_end, vast_chain_ran. VAST_CHAIN=0 turns it off (measuring).
+ * Principal entry points: vast_chain_submitted, vast_chain_may_carry, vast_chain_disjoint,
+ * vast_chain_take, vast_chain_end, vast_chain_ran. VAST_CHAIN=0 turns it off (measuring).
  * Invariants: a chain takes members only while its leader's first pass has not ended; a
  * member joins with the number of partitions taken so far, and runs every partition once, in
  * its launch order among the chain; members never run before their leader's event.

@@ -852,7 +852,8 @@ static struct vast_partition *planned_take(struct vast_paged *r, struct planned 
     pl->ahead = NULL;
     pl->reps = 1;
     if (p != NULL && pl->chain != NULL)
-        pl->reps = pl->second ? vast_chain_again(pl->chain, pl->ahead_step) : vast_chain_take(pl->chain, pl->ahead_step);
+        pl->reps = pl->second ? vast_chain_again(pl->chain, pl->ahead_step)
+                              : vast_chain_take(pl->chain, pl->ahead_step);
     /* Once two launches would share a partition (the first such take: no member ran yet), the
      * plan must keep written pages apart; else the members run on their own, after it. */
     if (pl->reps > 1 && !pl->disjoint && !(pl->disjoint = vast_chain_disjoint(r, pl->parts, pl->nparts))) {
