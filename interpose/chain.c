@@ -76,6 +76,13 @@ struct vast_chain {
 
 static pthread_mutex_t chain_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* chain_lock held: it takes no member any more, and forgets its leader (which may be freed). */
+static void close_locked(struct vast_chain *c)
+{
+    c->closed = true;
+    c->leader = NULL;
+}
+
 static void chain_unref(struct vast_chain *c)
 {
     if (c != NULL && --c->refs == 0)
@@ -216,8 +223,7 @@ void vast_chain_end(struct vast_launch_cmd *cmd, bool carried, cl_int err)
     if (c == NULL)
         return;
     pthread_mutex_lock(&chain_lock);
-    c->closed = true;
-    c->leader = NULL;
+    close_locked(c);
     for (size_t i = 0; carried && i < c->n; i++) {
         c->m[i].ran = true;
         c->m[i].result = err;
@@ -240,10 +246,8 @@ bool vast_chain_ran(const struct vast_launch_cmd *cmd, cl_int *result)
 void vast_chain_cmd_free(struct vast_launch_cmd *cmd)
 {
     pthread_mutex_lock(&chain_lock);
-    if (cmd->chain != NULL && cmd->chain_index == 0) { /* a leader that did not run */
-        cmd->chain->closed = true;
-        cmd->chain->leader = NULL;
-    }
+    if (cmd->chain != NULL && cmd->chain_index == 0) /* a leader that did not run */
+        close_locked(cmd->chain);
     chain_unref(cmd->chain);
     cmd->chain = NULL;
     pthread_mutex_unlock(&chain_lock);
