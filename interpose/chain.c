@@ -217,6 +217,15 @@ size_t vast_chain_again(struct vast_chain *c, size_t step)
     return k;
 }
 
+size_t vast_chain_close_all(struct vast_chain *c)
+{
+    pthread_mutex_lock(&chain_lock);
+    c->closed = true;
+    size_t n = c->n;
+    pthread_mutex_unlock(&chain_lock);
+    return 1 + n;
+}
+
 void vast_chain_end(struct vast_launch_cmd *cmd, bool carried, cl_int err)
 {
     struct vast_chain *c = vast_chain_led(cmd);

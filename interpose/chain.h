@@ -35,6 +35,12 @@ size_t vast_chain_take(struct vast_chain *c, size_t step);
 size_t vast_chain_close_pass(struct vast_chain *c);
 size_t vast_chain_again(struct vast_chain *c, size_t step);
 
+/* A merged device's leader (merge.c), before any partition: the chain takes no member any more
+ * and every member so far runs every partition (the member devices claim partitions out of
+ * order, so none could join at a partition and get the ones it missed later). Returns the
+ * launches each partition runs: 1 + the members. */
+size_t vast_chain_close_all(struct vast_chain *c);
+
 /* The leader's run has ended with `err`: the chain takes no member any more; the members it
  * ran report err (they ran with it), the others run on their own. Every launch that leads a
  * chain calls this, whether it carried the chain or not. */

@@ -18,6 +18,7 @@
  */
 #include "../base/clock.h"
 #include "../base/log.h"
+#include "chain.h"
 #include "executor.h"
 #include "launch_int.h"
 #include "pagecache.h"
@@ -32,7 +33,8 @@
 struct merge_run {
     struct vast_launch_cmd *cmd;
     const struct translate_kernel *tk;
-    bool needs_restore;
+    bool needs_restore, sets_exact; /* the plan's (launch_int.h) */
+    struct vast_chain *chain;       /* the chain every share carries (chain.c), or NULL */
     size_t pages, total_groups, page_size, nframes; /* the planning member's */
     struct vast_partition *parts;
     size_t nparts;
@@ -143,7 +145,9 @@ static void share_run(struct merge_share *sh, cl_command_queue rq)
     err = vast_paged_open(&r, &cmd, rq, pool, tk);
     r.pas = &vast_pas_launch;
     r.needs_restore = m->needs_restore;
+    r.sets_exact = m->sets_exact; /* a fault is then out of bounds, never retried (no snapshot) */
     r.sequential = m->sequential;
+    r.chain = m->chain;
     r.claim = claim;
     r.claim_ctx = sh;
     bool same = err == CL_SUCCESS && r.pages == m->pages && r.total_groups == m->total_groups;
@@ -407,6 +411,9 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         *mode = fits ? VAST_MODE_PAGED : VAST_MODE_PARTITIONED;
         err = fits ? split_resident(&r, dev->num_members, exact, &parts, &nparts)
                    : vast_partition_plan(&r, &parts, &nparts);
+        /* as on one device (launch.c): sets that hold every page leave no fault to retry */
+        if (err == CL_SUCCESS && !fits && r.sets_exact)
+            r.needs_restore = false;
     }
     /* Twins where two members may write one page, before the members are made coherent (a
      * copy that now wants a twin it lacks is dropped there). A plan run by the first member
@@ -414,6 +421,17 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     if (err == CL_SUCCESS && r.slices == 0)
         err = mark_twins(&r, parts, nparts, exact);
     bool alone = r.slices != 0;
+    /* Identical launches queued behind this one run with it, partition by partition, on the
+     * member that claims the partition (chain.c). Unlike on one device, the chain closes here:
+     * a launch submitted after this takes no part (it leads a chain of its own). */
+    struct vast_chain *chain = NULL;
+    if (err == CL_SUCCESS && !fits && !alone && vast_chain_may_carry(&r, parts, nparts)) {
+        chain = vast_chain_led(cmd);
+        if (vast_chain_close_all(chain) > 1 && !vast_chain_disjoint(&r, parts, nparts)) {
+            vast_chain_end(cmd, false, CL_SUCCESS); /* the members run on their own */
+            chain = NULL;
+        }
+    }
     for (cl_uint k = 0; err == CL_SUCCESS && fits && !alone && k < dev->num_members; k++)
         err = set_coherent(&r, dev->members[k], &parts[k]);
     if (err == CL_SUCCESS && !(fits && !alone))
@@ -421,7 +439,9 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     if (err == CL_SUCCESS && alone) { /* the planning device's geometry and state */
         err = vast_paged_run(&r, parts, nparts);
     } else if (err == CL_SUCCESS) {
-        struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore, .pages = r.pages,
+        r.chain = chain;
+        struct merge_run m = {.cmd = cmd, .tk = tk, .needs_restore = r.needs_restore,
+                              .sets_exact = r.sets_exact, .chain = chain, .pages = r.pages,
                               .total_groups = r.total_groups, .page_size = pool->page_size,
                               .nframes = pool->nframes, .parts = parts, .nparts = nparts, .fixed = fits,
                               .sequential = r.sequential};
@@ -430,6 +450,8 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
             err = dispatch(&m, &r);
         free(m.block);
     }
+    if (chain != NULL)
+        vast_chain_end(cmd, true, err);
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns;
     *c = r.c;

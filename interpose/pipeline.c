@@ -814,7 +814,8 @@ static cl_int land_or_split(struct vast_paged *r, struct run_stack *st, struct f
  * plan, the next one when it is prefetched. The last four taken, for dropping their sets.
  * A chain (r->chain, chain.c): each partition runs `reps` launches, the leader's and its
  * members'; after the first pass, a second one over the first `limit` partitions for the
- * members that joined late. */
+ * members that joined late. A merged device's chain was closed and found disjoint before
+ * its members' shares started (merge.c): one pass, every partition for every launch. */
 struct planned {
     struct vast_partition *parts;
     size_t nparts, next;
@@ -832,7 +833,7 @@ struct planned {
 
 static struct vast_partition *planned_peek(struct vast_paged *r, struct planned *pl, bool ahead)
 {
-    if (pl->ahead == NULL && pl->chain != NULL && !pl->second && pl->next == pl->nparts) {
+    if (pl->ahead == NULL && pl->chain != NULL && r->claim == NULL && !pl->second && pl->next == pl->nparts) {
         pl->limit = vast_chain_close_pass(pl->chain);
         pl->second = true;
         pl->next = 0;
@@ -851,7 +852,9 @@ static struct vast_partition *planned_take(struct vast_paged *r, struct planned 
     struct vast_partition *p = planned_peek(r, pl, false);
     pl->ahead = NULL;
     pl->reps = 1;
-    if (p != NULL && pl->chain != NULL)
+    if (p != NULL && pl->chain != NULL && r->claim != NULL) /* closed before dispatch: one count */
+        pl->reps = vast_chain_close_all(pl->chain);
+    else if (p != NULL && pl->chain != NULL)
         pl->reps = pl->second ? vast_chain_again(pl->chain, pl->ahead_step)
                               : vast_chain_take(pl->chain, pl->ahead_step);
     /* Once two launches would share a partition (the first such take: no member ran yet), the
@@ -915,7 +918,7 @@ cl_int vast_paged_run(struct vast_paged *r, struct vast_partition *parts, size_t
 {
     struct run_stack st = {.depth = 0};
     struct planned pl = {.parts = parts, .nparts = nparts, .backwards = run_backwards(r, parts, nparts),
-                         .chain = r->chain};
+                         .chain = r->chain, .disjoint = r->claim != NULL};
     cl_int err = CL_SUCCESS;
     r->c.backwards += pl.backwards;
     bool pipe = !r->needs_restore && !r->sequential;
