@@ -32,6 +32,11 @@
  * members' work; each member's own run (after the leader's event, queue order) only reports
  * the result. A leader that cannot carry its chain ends it, and its members run on their own.
  *
+ * On a merged device (merge.c) the leader closes the chain before its members' shares start
+ * (vast_chain_close_all): they claim partitions out of order, so there is no first pass a
+ * launch could join in the middle of; each partition runs every launch of the chain on the
+ * member that claims it, which writes pages no other partition touches (disjoint, as above).
+ *
  * Principal entry points: vast_chain_submitted, vast_chain_may_carry, vast_chain_disjoint,
  * vast_chain_take, vast_chain_end, vast_chain_ran. VAST_CHAIN=0 turns it off (measuring).
  * Invariants: a chain takes members only while its leader's first pass has not ended; a
