@@ -75,8 +75,9 @@ struct vast_chain {
     struct vast_launch_cmd *leader; /* valid while not closed */
     uint64_t seq, real;           /* the queue's counts after the last launch of the chain */
     size_t steps;                 /* partitions the leader's first pass has taken */
-    size_t n;
-    struct member m[CHAIN_MAX];
+    size_t n, cap;                /* members, and room for them in m (grown as they join: every
+                                   * launch of an in-order queue makes a chain at submission) */
+    struct member *m;
 };
 
 static pthread_mutex_t chain_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,8 +91,24 @@ static void close_locked(struct vast_chain *c)
 
 static void chain_unref(struct vast_chain *c)
 {
-    if (c != NULL && --c->refs == 0)
+    if (c != NULL && --c->refs == 0) {
+        free(c->m);
         free(c);
+    }
+}
+
+/* chain_lock held: room for one more member (false: none, it leads no more). */
+static bool room_locked(struct vast_chain *c)
+{
+    if (c->n < c->cap)
+        return true;
+    size_t cap = c->cap ? 2 * c->cap : 4;
+    struct member *m = cap <= CHAIN_MAX ? realloc(c->m, cap * sizeof *m) : NULL;
+    if (m == NULL)
+        return false;
+    c->m = m;
+    c->cap = cap;
+    return true;
 }
 
 /* Whether b is a's launch again: the same kernel object, NDRange and argument values. */
@@ -122,8 +139,8 @@ void vast_chain_submitted(struct vast_launch_cmd *cmd, cl_command_queue q, uint6
     uint64_t real = vast_queue_real_count(q);
     pthread_mutex_lock(&chain_lock);
     struct vast_chain *c = q->chain;
-    if (c != NULL && !c->closed && c->n < CHAIN_MAX && c->seq + 1 == seq && c->real == real &&
-        same_launch(c->leader, cmd)) {
+    if (c != NULL && !c->closed && c->seq + 1 == seq && c->real == real && same_launch(c->leader, cmd) &&
+        room_locked(c)) {
         c->m[c->n] = (struct member){.join = c->steps};
         cmd->chain = c;
         cmd->chain_index = ++c->n;
