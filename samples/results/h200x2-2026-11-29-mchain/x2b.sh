@@ -1,7 +1,8 @@
 #!/bin/bash
 # Second call on nvidia-h200-x2: the pins of a store shared by the merged device's members (pin
-# domain, one real context) against pins for the first member only (.device/libvast-nodomain.so,
-# the same code without backing.c's change), alternating, two rounds each: saxpy and
+# domain, one real context; build-gpu with 3dd2dd1 applied) against pins for the first member only
+# (.device/libvast-nodomain.so, the same code without backing.c's change), alternating; not run
+# yet (README.md), two rounds each: saxpy and
 # BlackScholes at 4x (large preset); the compute-bound preset at 4x once with the pin domain.
 source .device/setup.sh
 export VAST_CACHE_DIR=/tmp/vc
