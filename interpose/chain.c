@@ -173,7 +173,15 @@ bool vast_chain_may_carry(const struct vast_paged *r, const struct vast_partitio
            r->claim == NULL && !vast_plan_ranged(parts, nparts);
 }
 
-bool vast_chain_disjoint(const struct vast_paged *r, struct vast_partition *parts, size_t nparts)
+/* owner[vp] of vast_chain_disjoint: 1 + the partition whose set holds vp, SHARED when more than
+ * one does; `me` (1 + a partition) holds vp too. */
+enum { OWNER_NONE = 0, OWNER_SHARED = -1 };
+static void own(int32_t *owner, size_t vp, int32_t me)
+{
+    owner[vp] = owner[vp] == OWNER_NONE || owner[vp] == me ? me : OWNER_SHARED;
+}
+
+bool vast_chain_disjoint(const struct vast_paged *r, const struct vast_partition *parts, size_t nparts)
 {
     for (size_t i = 0; i < r->nva; i++) /* a writable buffer overlapping another argument */
         for (size_t j = i + 1; j < r->nva; j++) {
@@ -182,29 +190,25 @@ bool vast_chain_disjoint(const struct vast_paged *r, struct vast_partition *part
                 b->first < a->first + a->count)
                 return false;
         }
-    /* owner[vp]: 1 + the partition whose set holds vp, SHARED when more than one does */
-    enum { NONE = 0, SHARED = -1 };
     int32_t *owner = calloc(r->pages ? r->pages : 1, sizeof *owner);
     if (owner == NULL)
         return false;
     bool fits = true;
     for (size_t i = 0; i < nparts && fits; i++) {
-        struct vast_partition *p = &parts[i];
-        bool packed = p->set == NULL;
-        if (p->count > r->pool->nframes || i >= INT32_MAX || vast_partition_unpack(p, r->pages) != CL_SUCCESS) {
-            fits = false;
-            break;
-        }
+        const struct vast_partition *p = &parts[i];
+        fits = p->count <= r->pool->nframes && i < INT32_MAX;
         int32_t me = (int32_t)i + 1;
-        for (size_t vp = 0; vp < r->pages; vp++)
+        if (fits && p->set == NULL) /* packed (launch_int.h): its runs, the pages it holds */
+            for (size_t k = 0; k < p->nruns; k++)
+                for (size_t vp = p->runs[2 * k]; vp < p->runs[2 * k] + p->runs[2 * k + 1]; vp++)
+                    own(owner, vp, me);
+        for (size_t vp = 0; fits && p->set != NULL && vp < r->pages; vp++)
             if (p->set[vp])
-                owner[vp] = owner[vp] == NONE || owner[vp] == me ? me : SHARED;
-        if (packed)
-            vast_partition_drop_set(p);
+                own(owner, vp, me);
     }
     for (size_t i = 0; i < r->nva && fits; i++)
         for (size_t k = 0; r->va[i].writable && k < r->va[i].count && fits; k++)
-            fits = owner[r->va[i].va_page + k] != SHARED;
+            fits = owner[r->va[i].va_page + k] != OWNER_SHARED;
     free(owner);
     return fits;
 }
