@@ -173,8 +173,8 @@ bool vast_chain_may_carry(const struct vast_paged *r, const struct vast_partitio
            r->claim == NULL && !vast_plan_ranged(parts, nparts);
 }
 
-/* owner[vp] of vast_chain_disjoint: 1 + the partition whose set holds vp, SHARED when more than
- * one does; `me` (1 + a partition) holds vp too. */
+/* owner[vp] of vast_chain_disjoint: 1 + the partition whose set holds vp, OWNER_SHARED when
+ * more than one does; `me` (1 + a partition) holds vp too. */
 enum { OWNER_NONE = 0, OWNER_SHARED = -1 };
 static void own(int32_t *owner, size_t vp, int32_t me)
 {

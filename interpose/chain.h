@@ -24,8 +24,8 @@ void vast_chain_submitted(struct vast_launch_cmd *cmd, cl_command_queue q, uint6
 
 /* The leader's run: whether its plan may carry the chain (what is known without scanning the
  * plan: vast_chain_may_carry), and, once a member has joined, whether every page a launch
- * writes is in one partition's set only (vast_chain_disjoint: each packed set walked run by run,
- * the pages the plan holds; an unpacked one as its bytemap). Then, from the pipeline, the launches partition `step` of the
+ * writes is in one partition's set only (vast_chain_disjoint: a packed set walked run by run,
+ * an unpacked one as its bytemap). Then, from the pipeline, the launches partition `step` of the
  * first pass runs (the leader and every member so far: 1 + members), the end of the first
  * pass (no member joins after it; returns how many partitions the second pass runs again, for
  * members that joined late) and the members the second pass runs on partition `step` of it. */
