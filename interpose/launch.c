@@ -613,11 +613,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
         /* Page sets may be incomplete (faults), so a kernel not safe to re-execute (atomics,
          * read-modify-write) gets its writable pages saved before each partition. */
         r.needs_restore = tk->may_be_non_idempotent;
-        err = vast_partition_plan(&r, &parts, &nparts);
-        /* Sets that hold every page leave no fault to retry (one out of bounds fails the
-         * launch), so nothing is saved, and the partitions overlap on the device. */
-        if (err == CL_SUCCESS && r.sets_exact)
-            r.needs_restore = false;
+        err = vast_partition_plan(&r, &parts, &nparts); /* no snapshot where the sets are exact */
     }
     /* Faults may refuse it at run time (a work-group over the budget and its overdraft): its
      * written buffers are kept and put back then (pipeline.c, "nothing half done"). */

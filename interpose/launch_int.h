@@ -101,7 +101,8 @@ struct vast_paged {
     uint32_t *fault_host[2];          /* each slot's whole fault log (entries read after faults) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
-    bool needs_restore;               /* save and restore writable pages around faults (launch.c decides) */
+    bool needs_restore;               /* save and restore writable pages around faults (launch.c decides;
+                                       * vast_partition_plan clears it for exact sets) */
     bool sets_exact;                  /* the plan's sets hold every page its work-groups touch: no fault but
                                        * out of bounds (vast_partition_plan) */
     bool sequential;                  /* one partition at a time (resumable loops: stride.c) */
@@ -261,7 +262,8 @@ cl_int vast_partition_inspect_iters(struct vast_paged *r, size_t first, size_t e
 
 /* partition.c: the PAS reduction (VAST Algorithm 1). Consecutive partitions fit the budget
  * together where they can, each one alone always; CL_OUT_OF_RESOURCES (logged) when one
- * work-group needs more than the budget and neither slices nor iteration ranges help. */
+ * work-group needs more than the budget and neither slices nor iteration ranges help. Sets
+ * r->sets_exact, and clears r->needs_restore when they are (no fault is then retried). */
 cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, size_t *nparts);
 /* Drops the kernel's kept plan (kernel release). */
 void vast_partition_forget(cl_kernel k);

@@ -410,10 +410,7 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         r.needs_restore = fits ? false : tk->may_be_non_idempotent;
         *mode = fits ? VAST_MODE_PAGED : VAST_MODE_PARTITIONED;
         err = fits ? split_resident(&r, dev->num_members, exact, &parts, &nparts)
-                   : vast_partition_plan(&r, &parts, &nparts);
-        /* as on one device (launch.c): sets that hold every page leave no fault to retry */
-        if (err == CL_SUCCESS && !fits && r.sets_exact)
-            r.needs_restore = false;
+                   : vast_partition_plan(&r, &parts, &nparts); /* no snapshot where the sets are exact */
     }
     /* Twins where two members may write one page, before the members are made coherent (a
      * copy that now wants a twin it lacks is dropped there). A plan run by the first member

@@ -538,6 +538,7 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
     *parts = key != NULL ? vast_plan_cache_get(r->cmd->kernel, key, key_len, r->pages, nparts, &r->sets_exact) : NULL;
     if (*parts != NULL) {
         vast_stride_prepare(r, *parts, *nparts);
+        r->needs_restore = r->needs_restore && !r->sets_exact; /* as below */
         free(key);
         r->c.plan_ns += vast_now_ns() - t0;
         vast_info("kernel '%s': %zu partition(s), %s", r->cmd->kernel->name, *nparts,
@@ -575,6 +576,10 @@ cl_int vast_partition_plan(struct vast_paged *r, struct vast_partition **parts, 
         r->pas->close(r);
     }
     r->sets_exact = err == CL_SUCCESS && sets_exact(r, plan, n);
+    /* Sets that hold every page leave no fault to retry (one out of bounds fails the launch), so
+     * nothing is saved, and the partitions overlap on the device: for every caller (one device,
+     * a merged device's members, the plan at enqueue). */
+    r->needs_restore = r->needs_restore && !r->sets_exact;
     if (err == CL_SUCCESS && key != NULL && r->slices == kept_slices)
         vast_plan_cache_put(r->cmd->kernel, key, key_len, plan, n, r->pages, r->sets_exact);
     else
