@@ -196,15 +196,18 @@ bool vast_chain_disjoint(const struct vast_paged *r, const struct vast_partition
     bool fits = true;
     for (size_t i = 0; i < nparts && fits; i++) {
         const struct vast_partition *p = &parts[i];
-        fits = p->count <= r->pool->nframes && i < INT32_MAX;
+        if (!(fits = p->count <= r->pool->nframes && i < INT32_MAX))
+            break;
         int32_t me = (int32_t)i + 1;
-        if (fits && p->set == NULL) /* packed (launch_int.h): its runs, the pages it holds */
+        if (p->set != NULL) {
+            for (size_t vp = 0; vp < r->pages; vp++)
+                if (p->set[vp])
+                    own(owner, vp, me);
+        } else { /* packed (launch_int.h): its runs, the pages it holds */
             for (size_t k = 0; k < p->nruns; k++)
                 for (size_t vp = p->runs[2 * k]; vp < p->runs[2 * k] + p->runs[2 * k + 1]; vp++)
                     own(owner, vp, me);
-        for (size_t vp = 0; fits && p->set != NULL && vp < r->pages; vp++)
-            if (p->set[vp])
-                own(owner, vp, me);
+        }
     }
     for (size_t i = 0; i < r->nva && fits; i++)
         for (size_t k = 0; r->va[i].writable && k < r->va[i].count && fits; k++)
