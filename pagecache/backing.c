@@ -297,8 +297,10 @@ size_t pagecache_backing_pinned_granules(struct vast_backing *b)
     return count;
 }
 
-/* Lock held. Binds the store to the first device context that pins it (one pool per device; a
- * second device transfers unpinned for now) and makes the pin table. 1 when bound to ops/dev. */
+/* Lock held. Binds the store to the first device that pins it and makes the pin table; every
+ * pin is made through that device. 1 when ops/dev may use the store's pins: it is that device,
+ * or one of its pin domain (devops.h: the members of a merged device, in one real context,
+ * share them; a device of another domain transfers unpinned or staged). */
 static int bind_locked(struct vast_backing *b, const struct vast_device_ops *ops, void *dev)
 {
     if (!b->pins) {
@@ -308,7 +310,10 @@ static int bind_locked(struct vast_backing *b, const struct vast_device_ops *ops
         b->pin_ops = ops;
         b->pin_dev = dev;
     }
-    return b->pin_ops == ops && b->pin_dev == dev;
+    if (b->pin_ops != ops)
+        return 0;
+    void *domain = ops->pin_domain != NULL ? ops->pin_domain(dev) : NULL;
+    return b->pin_dev == dev || (domain != NULL && domain == ops->pin_domain(b->pin_dev));
 }
 
 static void bg_demand(int delta);

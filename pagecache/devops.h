@@ -58,6 +58,11 @@ struct vast_device_ops {
      * pageable memory, still correct). */
     int (*pin_host)(void *dev, void *host, size_t bytes, vast_host_pin *out);
     void (*unpin_host)(void *dev, vast_host_pin pin);
+    /* Which devices a pin serves (may be NULL, or return NULL: the device it was made through
+     * only). Devices of one non-NULL domain use each other's pins: OpenCL, one real context,
+     * in which a CL_MEM_USE_HOST_PTR wrapper is every device's (backing.c binds a store's pins
+     * to a domain, so the members of a merged device share them). */
+    void *(*pin_domain)(void *dev);
     /* Block until every operation issued so far has completed, unordered reads included
      * (OpenCL: both queues); nonzero if one failed, the first error seen wins. */
     int (*wait)(void *dev);

@@ -289,6 +289,12 @@ static void cl_unpin_host(void *dev, vast_host_pin pin)
     release_mem(pin); /* the memory is the caller's */
 }
 
+/* A pin is a USE_HOST_PTR buffer of the context: every device of it may use it. */
+static void *cl_pin_domain(void *dev)
+{
+    return ((struct cl_dev *)dev)->context;
+}
+
 /* Both queues, both always finished (nothing may be left running); the first error wins. */
 static int cl_wait(void *dev)
 {
@@ -411,6 +417,7 @@ const struct vast_device_ops vast_devops_opencl = {
     .fill = cl_fill,
     .pin_host = cl_pin_host,
     .unpin_host = cl_unpin_host,
+    .pin_domain = cl_pin_domain,
     .wait = cl_wait,
     .read_unordered = cl_read_unordered,
     .wait_ticket = cl_wait_unordered,

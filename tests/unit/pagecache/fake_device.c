@@ -116,6 +116,7 @@ static int f_write(void *dev, vast_dev_chunk dst, size_t off, const void *host, 
     if (fake_fault(&d->fail_write_after) || off + n > c->size)
         return VAST_PC_ERR_TRANSFER;
     atomic_fetch_add(&d->writes, 1);
+    atomic_fetch_add(&d->pinned_writes, pin != NULL);
     atomic_fetch_add(&d->write_bytes, n);
     if (d->lanes)
         return fake_lanes_submit(d, 0, FAKE_OP_H2D, c, off, (void *)host, n, 0, NULL);
@@ -184,6 +185,11 @@ static void f_unpin(void *dev, vast_host_pin pin)
     atomic_fetch_add(&((struct fake_device *)dev)->unpins, 1);
 }
 
+static void *f_pin_domain(void *dev)
+{
+    return ((struct fake_device *)dev)->pin_domain;
+}
+
 static int f_wait(void *dev)
 {
     struct fake_device *d = dev;
@@ -211,6 +217,7 @@ const struct vast_device_ops fake_device_ops = {
     .fill = NULL,
     .pin_host = f_pin,
     .unpin_host = f_unpin,
+    .pin_domain = f_pin_domain,
     .wait = f_wait,
     .discard = f_discard,
 };

@@ -40,6 +40,8 @@ struct fake_device {
     void *on_pin_ctx;
     /* staging */
     int no_pin;                      /* pin_host fails */
+    void *pin_domain;                /* what pin_domain returns (NULL: pins serve this device only) */
+    _Atomic unsigned long pinned_writes; /* writes given a pin */
     struct vast_staging *staging;    /* unpinned write/read go through it (may decline) */
     _Atomic long fail_ticket_after;  /* a slot transfer fails when its ticket is waited for */
     _Atomic long fail_slot_alloc_after;

@@ -6,7 +6,8 @@
  * pin stops the rest of the store; transfers racing the worker leave each granule one pin,
  * and a transfer never waits for a pin nor pins a granule the worker has still to pin (it
  * stages meanwhile); queued stores are pinned a granule of each in turn, and the worker yields
- * to transfers' pins of stores not queued. The fake's pin hook counts pin_host calls per
+ * to transfers' pins of stores not queued; the pools of two devices of one pin domain share a
+ * store's pins, a device of another domain gets none. The fake's pin hook counts pin_host calls per
  * granule and can hold the worker inside a pin. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -266,6 +267,55 @@ static void test_refused_pin_stops_store(void **state)
     assert_int_equal(dev.unpins, 4);
 }
 
+/* (g) Pin domains (devops.h): a store shared by the pools of two devices of one domain (a
+ * merged device's members, in one real context) is pinned once, through the device that asked
+ * first, and the other's transfers get those pins: no pin_host call of its own. A device of
+ * another domain (or of none) gets no pin (it stages or goes unpinned, as before). */
+static void test_pin_domain(void **state)
+{
+    (void)state;
+    static int ctx, other_ctx; /* the domains' identities */
+    struct fake_device a, b, c;
+    struct vast_pool *pa = fake_pool_open(&a, PG, 16, 16), *pb = fake_pool_open(&b, PG, 16, 16),
+                     *pc = fake_pool_open(&c, PG, 16, 16);
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_non_null(pc);
+    a.pin_domain = b.pin_domain = &ctx;
+    c.pin_domain = &other_ctx;
+    struct vast_backing *store = new_store(4 * GRAN);
+    struct vast_pc_buffer *ba, *bb, *bc;
+    assert_int_equal(pagecache_create_buffer(pa, store, &ba), 0);
+    assert_int_equal(pagecache_create_buffer(pb, store, &bb), 0);
+    assert_int_equal(pagecache_create_buffer(pc, store, &bc), 0);
+    size_t per = GRAN / PG;
+    assert_int_equal(pagecache_make_resident(ba, 0, per, 0, NULL), 0); /* granule 0, through a */
+    assert_int_equal(a.pins, 1);
+    assert_int_equal(a.pinned_writes, a.writes);
+    assert_int_equal(pagecache_make_resident(bb, 0, 2 * per, 0, NULL), 0); /* 0 pinned; 1 pinned through a */
+    assert_int_equal(b.pin_calls, 0);
+    assert_int_equal(a.pins, 2);
+    assert_true(b.writes > 0);
+    assert_int_equal(b.pinned_writes, b.writes);
+    assert_int_equal(pagecache_make_resident(bc, 0, 2 * per, 0, NULL), 0); /* another domain */
+    assert_int_equal(c.pin_calls, 0);
+    assert_true(c.writes > 0);
+    assert_int_equal(c.pinned_writes, 0);
+    b.pin_domain = NULL; /* none: b no longer shares a's pins */
+    assert_null(pagecache_pin_backing(store, &fake_device_ops, &b, 0, 1));
+    b.pin_domain = &ctx;
+    assert_non_null(pagecache_pin_backing(store, &fake_device_ops, &b, 0, 1));
+    assert_int_equal(pagecache_release_buffer(ba), 0);
+    assert_int_equal(pagecache_release_buffer(bb), 0);
+    assert_int_equal(pagecache_release_buffer(bc), 0);
+    pagecache_destroy_backing(store);
+    assert_int_equal(a.unpins, 2); /* the pins are a's, undone through it */
+    assert_int_equal(b.unpins + c.unpins, 0);
+    pagecache_destroy_pool(pa);
+    pagecache_destroy_pool(pb);
+    pagecache_destroy_pool(pc);
+}
+
 struct loader {
     struct vast_pc_buffer *buf;
     int order;              /* 0: descending granules, 1: a stride through them from 0 */
@@ -486,4 +536,4 @@ static void test_worker_yields_to_transfers(void **state)
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_pinned_without_transfer, test_destroy_while_pinning, test_destroy_race, test_no_pin_host,
                  test_refused_pin_stops_store, test_transfers_race_worker, test_transfers_never_wait_for_pins,
-                 test_stores_in_turn, test_worker_yields_to_transfers)
+                 test_stores_in_turn, test_worker_yields_to_transfers, test_pin_domain)
