@@ -774,9 +774,18 @@ static cl_int launch_failed(const struct vast_launch_cmd *cmd, enum vast_launch_
     return err;
 }
 
+/* The launch runs: stores of its buffers still waiting for a first use go to the background
+ * pinner (vast_vbuf_pin). */
+static void pin_args(const struct vast_launch_cmd *cmd)
+{
+    for (cl_uint i = 0; i < cmd->num_args; i++)
+        vast_vbuf_pin(cmd->args[i].vbuf);
+}
+
 cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue rq)
 {
     cl_int err;
+    pin_args(cmd);
     struct vast_pool *pool = vast_device_pool(cmd->queue->device, &err);
     if (pool == NULL) {
         vast_chain_end(cmd, false, err);
@@ -988,6 +997,7 @@ static bool launch_fast(struct vast_launch_cmd *cmd, cl_uint num_events, cl_even
     if (pool == NULL || !fast_candidate(cmd, num_events, pool, &load))
         return false;
     vast_onqueue_reap(q->device, NULL, VAST_REAP_HEAD, true); /* earlier ones that ended */
+    pin_args(cmd);
     struct vast_executor *ex = vast_executor_fast_begin(q->device);
     if (ex == NULL)
         return false;

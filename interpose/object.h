@@ -162,6 +162,8 @@ struct _cl_mem {
     size_t size, offset;          /* offset: in the parent, for sub-buffers */
     void *host_ptr;               /* CL_MEM_USE_HOST_PTR's pointer */
     bool uses_svm;                /* root: host_ptr lies in an SVM allocation (launch.c) */
+    atomic_bool pin_later;        /* root: its store is queued for background pinning at its
+                                   * first host write or launch, not yet (vast_vbuf_pin) */
     struct vast_map *maps;        /* active mappings (obj.lock) */
     struct vast_destructor_callback *destructors;
     bool empty_properties;        /* made by clCreateBufferWithProperties with the list {0} */

@@ -7,7 +7,9 @@
 #include "vbuf.h"
 #include "onqueue.h"
 
+#include "../base/clock.h"
 #include "../base/config.h"
+#include "../base/trace.h"
 #include "api.h"
 #include "check.h"
 #include "devops_opencl.h"
@@ -270,9 +272,15 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
     /* A buffer made from SVM memory is that memory: launches pass it as an SVM pointer
      * (launch.c), so it never gets pages and its store needs no pinning. */
     m->uses_svm = m->host_ptr != NULL && vast_svm_covers(context, host_ptr, size);
-    /* Pin the store now, in the background, rather than inside the first launch (~45-67 ms
-     * per GiB on NVIDIA, FACTS.md). A store the worker cannot take is pinned by transfers. */
-    if (vast_config_get()->pin && vast_config_get()->pin_background && !m->uses_svm)
+    /* Pin the store in the background rather than inside the first launch (~45-67 ms per GiB
+     * on NVIDIA, FACTS.md). A store the worker cannot take is pinned by transfers. Memory
+     * that holds data (the application's, or a copy of it) is queued now; a store of VAST's
+     * own is queued at its first use (vast_vbuf_pin), because pinning a fresh mapping faults
+     * its pages in: beside the application's first write into it the two fault the same
+     * pages, and the driver holds its other calls while it pins. */
+    bool pin = vast_config_get()->pin && vast_config_get()->pin_background && !m->uses_svm;
+    atomic_init(&m->pin_later, pin && !(flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)));
+    if (pin && !atomic_load(&m->pin_later))
         (void)pagecache_pin_backing_in_background(backing, pool->ops, pool->dev);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return m;
@@ -446,6 +454,17 @@ static cl_int run_unmap(cl_mem m, struct vast_map *map)
 
 static bool uses_svm(cl_mem m) { return m != NULL && vast_mem_root(m)->uses_svm; }
 
+void vast_vbuf_pin(cl_mem m)
+{
+    cl_mem r = m != NULL ? vast_mem_root(m) : NULL;
+    if (r == NULL || r->backing == NULL || !atomic_load(&r->pin_later) || !atomic_exchange(&r->pin_later, false))
+        return;
+    cl_int err;
+    struct vast_pool *pool = vast_device_pool(r->home, &err);
+    if (pool != NULL) /* a store the worker cannot take is pinned by transfers */
+        (void)pagecache_pin_backing_in_background(r->backing, pool->ops, pool->dev);
+}
+
 cl_int vast_vbuf_svm_begin(cl_mem m, bool write)
 {
     if (!uses_svm(m))
@@ -475,6 +494,22 @@ cl_int vast_vbuf_svm_end(cl_mem m)
 
 static cl_int host_cmd_do(struct vast_host_cmd *c);
 
+/* After a host-side command ran: the store it wrote holds data now (vast_vbuf_pin). A write
+ * map's data comes at its unmap. */
+static void host_cmd_pin(const struct vast_host_cmd *c)
+{
+    switch (c->op) {
+    case VAST_HOST_WRITE:
+    case VAST_HOST_FILL:
+    case VAST_HOST_WRITE_RECT:
+    case VAST_HOST_FROM_IMAGE: vast_vbuf_pin(c->a); break;
+    case VAST_HOST_UNMAP: if (c->map->write) vast_vbuf_pin(c->a); break;
+    case VAST_HOST_COPY:
+    case VAST_HOST_COPY_RECT: vast_vbuf_pin(c->b); break;
+    default: break;
+    }
+}
+
 /* Executor side of the host-side commands (vast_vbuf_enqueue): the command, inside real SVM
  * maps of the buffers made from SVM memory (vast_vbuf_svm_begin). A map command keeps its
  * buffer's SVM map until its unmap command. */
@@ -488,8 +523,12 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
         err = vast_vbuf_coherent(c->b, NULL, 0, c->b->size);
     if (err != CL_SUCCESS)
         return err;
-    if (!uses_svm(c->a) && !uses_svm(c->b))
-        return host_cmd_do(c);
+    if (!uses_svm(c->a) && !uses_svm(c->b)) {
+        err = host_cmd_do(c);
+        if (err == CL_SUCCESS)
+            host_cmd_pin(c);
+        return err;
+    }
     bool same = c->b != NULL && vast_mem_root(c->a) == vast_mem_root(c->b);
     bool a_written = c->op == VAST_HOST_WRITE || c->op == VAST_HOST_FILL || c->op == VAST_HOST_WRITE_RECT ||
                      c->op == VAST_HOST_FROM_IMAGE ||
@@ -513,7 +552,27 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
     return err;
 }
 
+static cl_int host_cmd_switch(struct vast_host_cmd *c);
+
+/* The command, as a span of the trace's host track (the application's reads and writes beside
+ * the launches' pins and transfers). */
 static cl_int host_cmd_do(struct vast_host_cmd *c)
+{
+    static const char *const names[] = {
+        [VAST_HOST_READ] = "read",           [VAST_HOST_WRITE] = "write",         [VAST_HOST_COPY] = "copy",
+        [VAST_HOST_FILL] = "fill",           [VAST_HOST_READ_RECT] = "read rect", [VAST_HOST_WRITE_RECT] = "write rect",
+        [VAST_HOST_COPY_RECT] = "copy rect", [VAST_HOST_MAP] = "map",             [VAST_HOST_UNMAP] = "unmap",
+        [VAST_HOST_NOP] = "nop",             [VAST_HOST_TO_IMAGE] = "to image",   [VAST_HOST_FROM_IMAGE] = "from image",
+    };
+    if (!vast_trace_on())
+        return host_cmd_switch(c);
+    uint64_t t0 = vast_now_ns();
+    cl_int err = host_cmd_switch(c);
+    vast_trace_span(VAST_TRACK_HOST, names[c->op], t0, vast_now_ns(), "host command");
+    return err;
+}
+
+static cl_int host_cmd_switch(struct vast_host_cmd *c)
 {
     switch (c->op) {
     case VAST_HOST_READ: return vast_pc_error(pagecache_read(c->a->pc, c->a_off, c->size, c->ptr));

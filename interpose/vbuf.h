@@ -40,6 +40,10 @@ struct vast_pc_buffer *vast_mem_pc(cl_mem m, cl_device_id dev);
  * m->pc's is flushed. Nothing to do in a context of one device. */
 cl_int vast_vbuf_coherent(cl_mem m, cl_device_id dev, size_t offset, size_t size);
 
+/* m's store goes to the background pinner now if it waits for its first use (a host write
+ * that ended, a launch that runs: vbuf.c says why); nothing otherwise, once atomic. */
+void vast_vbuf_pin(cl_mem m);
+
 /* What a virtual device reports as its memory and largest allocation. */
 cl_ulong vast_virtual_memory_bytes(void);
 
