@@ -844,24 +844,19 @@ static bool plan_reads_data(const struct vast_launch_cmd *cmd, const struct tran
  * over the budget when the launch runs: that stays a failure of its event. */
 static cl_int admit_plan(struct vast_launch_cmd *cmd, struct vast_pool *pool, const struct translate_kernel *tk)
 {
-    struct vast_backend *be = cmd->queue->context->backend;
     struct vast_paged r;
     struct vast_partition *parts = NULL;
     size_t n = 0;
-    cl_command_queue q = NULL;
     cl_int err = vast_paged_open_plan(&r, cmd, pool, tk), planned = CL_SUCCESS;
     r.pas = &vast_pas_launch;
-    if (err == CL_SUCCESS && !vast_plan_kept(&r))
-        q = be->dispatch->clCreateCommandQueue(be->shared, cmd->queue->device->real, 0, &err);
-    if (q != NULL && (err = vast_paged_plan_queue(&r, q)) == CL_SUCCESS)
+    bool plan = err == CL_SUCCESS && !vast_plan_kept(&r);
+    if (plan) /* the inspector makes itself a queue if it runs (vast_paged_plan_queue) */
         err = planned = vast_partition_plan(&r, &parts, &n);
     vast_partitions_free(parts, n);
     cmd->admit = r.c;
-    cmd->planned = q != NULL && err == CL_SUCCESS;
+    cmd->planned = plan && err == CL_SUCCESS;
     vast_partition_close(&r);
     vast_paged_close(&r);
-    if (q != NULL)
-        be->dispatch->clReleaseCommandQueue(q);
     if (err != CL_SUCCESS && planned != CL_OUT_OF_RESOURCES) /* not a refusal: the run plans again */
         vast_info("kernel '%s': no plan at enqueue (error %d); the launch plans when it runs", cmd->kernel->name, err);
     return planned == CL_OUT_OF_RESOURCES ? planned : CL_SUCCESS;
@@ -892,7 +887,9 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
         return CL_SUCCESS;
     const char *why = NULL;
     struct vast_launch_counters c = {0};
+    uint64_t t0 = vast_now_ns();
     const struct translate_kernel *tk = paged_meta(cmd, pool, &why, &c);
+    vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "admit: paged variant");
     cmd->admit.build_ns = c.build_ns; /* the translation and build here count in the run's statistics */
     if (tk != NULL && (total <= pool->nframes || !tk->work_group_bound || plan_reads_data(cmd, tk)))
         return CL_SUCCESS;
@@ -1049,9 +1046,12 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
                            cl_event *event)
 {
     struct vast_launch_cmd *cmd = NULL;
+    uint64_t t0 = vast_now_ns();
     cl_int err = vast_launch_capture(q, k, work_dim, offset, global, local, &cmd);
     if (err == CL_SUCCESS)
         err = launch_admit(cmd);
+    if (cmd != NULL) /* captured: the kernel is a valid one */
+        vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "enqueue: capture and admission");
     if (err != CL_SUCCESS) {
         vast_launch_cmd_free(cmd);
         return err;

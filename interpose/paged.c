@@ -289,9 +289,17 @@ cl_int vast_paged_open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, s
     return open_plan(r, cmd, NULL, pool, tk);
 }
 
-cl_int vast_paged_plan_queue(struct vast_paged *r, cl_command_queue rq)
+cl_int vast_paged_plan_queue(struct vast_paged *r)
 {
-    r->rq = r->sq[0] = r->sq[1] = rq;
+    if (r->rq != NULL)
+        return CL_SUCCESS;
+    struct vast_backend *be = r->cmd->queue->context->backend;
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = r->d->clCreateCommandQueue(be->shared, r->dev->real, 0, &err);
+    if (q == NULL)
+        return err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
+    r->rq = r->sq[0] = r->sq[1] = q;
+    r->owns_rq = true;
     return open_scratch(r);
 }
 
@@ -342,6 +350,8 @@ void vast_paged_close(struct vast_paged *r)
     free(r->cover_arg);
     free(r->arg_va);
     free(r->va);
+    if (r->owns_rq)
+        r->d->clReleaseCommandQueue(r->rq);
 }
 
 uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count)

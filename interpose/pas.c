@@ -71,13 +71,15 @@ static cl_int device_open(struct vast_inspect *in)
     struct vast_paged *r = in->r;
     if (in->device_ok)
         return CL_SUCCESS;
+    cl_int err = vast_paged_plan_queue(r); /* planning at enqueue: the inspector's queue */
+    if (err != CL_SUCCESS)
+        return err;
     uint64_t t0 = vast_now_ns();
     if (in->ik == NULL)
         in->ik = vast_variant_take(r->cmd->kernel, VAST_VARIANT_INSPECTOR, r->dev); /* built on first use */
     r->c.build_ns += vast_now_ns() - t0;
     VAST_RETURN_IF(in->ik == NULL, CL_OUT_OF_RESOURCES, "kernel '%s' has no inspector", r->cmd->kernel->name);
     cl_context ctx = r->cmd->queue->context->backend->shared;
-    cl_int err = CL_SUCCESS;
     if (in->pas == NULL)
         in->pas = r->d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, in->max_rows * r->pages, NULL, &err);
     if (in->pas != NULL && in->status == NULL)
