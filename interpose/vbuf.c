@@ -523,12 +523,8 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
         err = vast_vbuf_coherent(c->b, NULL, 0, c->b->size);
     if (err != CL_SUCCESS)
         return err;
-    if (!uses_svm(c->a) && !uses_svm(c->b)) {
-        err = host_cmd_do(c);
-        if (err == CL_SUCCESS)
-            host_cmd_pin(c);
-        return err;
-    }
+    if (!uses_svm(c->a) && !uses_svm(c->b))
+        return host_cmd_do(c);
     bool same = c->b != NULL && vast_mem_root(c->a) == vast_mem_root(c->b);
     bool a_written = c->op == VAST_HOST_WRITE || c->op == VAST_HOST_FILL || c->op == VAST_HOST_WRITE_RECT ||
                      c->op == VAST_HOST_FROM_IMAGE ||
@@ -555,7 +551,7 @@ static cl_int host_cmd_run(void *ctx, cl_command_queue exec_queue)
 static cl_int host_cmd_switch(struct vast_host_cmd *c);
 
 /* The command, as a span of the trace's host track (the application's reads and writes beside
- * the launches' pins and transfers). */
+ * the launches' pins and transfers), then the pin of the store it wrote (host_cmd_pin). */
 static cl_int host_cmd_do(struct vast_host_cmd *c)
 {
     static const char *const names[] = {
@@ -564,11 +560,12 @@ static cl_int host_cmd_do(struct vast_host_cmd *c)
         [VAST_HOST_COPY_RECT] = "copy rect", [VAST_HOST_MAP] = "map",             [VAST_HOST_UNMAP] = "unmap",
         [VAST_HOST_NOP] = "nop",             [VAST_HOST_TO_IMAGE] = "to image",   [VAST_HOST_FROM_IMAGE] = "from image",
     };
-    if (!vast_trace_on())
-        return host_cmd_switch(c);
-    uint64_t t0 = vast_now_ns();
+    uint64_t t0 = vast_trace_on() ? vast_now_ns() : 0;
     cl_int err = host_cmd_switch(c);
-    vast_trace_span(VAST_TRACK_HOST, names[c->op], t0, vast_now_ns(), "host command");
+    if (t0 != 0)
+        vast_trace_span(VAST_TRACK_HOST, names[c->op], t0, vast_now_ns(), "host command");
+    if (err == CL_SUCCESS)
+        host_cmd_pin(c);
     return err;
 }
 
