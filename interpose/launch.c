@@ -887,9 +887,10 @@ static cl_int launch_admit(struct vast_launch_cmd *cmd)
         return CL_SUCCESS;
     const char *why = NULL;
     struct vast_launch_counters c = {0};
-    uint64_t t0 = vast_now_ns();
+    uint64_t t0 = vast_trace_on() ? vast_now_ns() : 0;
     const struct translate_kernel *tk = paged_meta(cmd, pool, &why, &c);
-    vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "admit: paged variant");
+    if (t0 != 0)
+        vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "admit: paged variant");
     cmd->admit.build_ns = c.build_ns; /* the translation and build here count in the run's statistics */
     if (tk != NULL && (total <= pool->nframes || !tk->work_group_bound || plan_reads_data(cmd, tk)))
         return CL_SUCCESS;
@@ -1046,11 +1047,11 @@ cl_int vast_launch_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, co
                            cl_event *event)
 {
     struct vast_launch_cmd *cmd = NULL;
-    uint64_t t0 = vast_now_ns();
+    uint64_t t0 = vast_trace_on() ? vast_now_ns() : 0; /* every launch passes here: no clock read untraced */
     cl_int err = vast_launch_capture(q, k, work_dim, offset, global, local, &cmd);
     if (err == CL_SUCCESS)
         err = launch_admit(cmd);
-    if (cmd != NULL) /* captured: the kernel is a valid one */
+    if (t0 != 0 && cmd != NULL) /* captured: the kernel is a valid one */
         vast_trace_span(VAST_TRACK_PLAN, cmd->kernel->name, t0, vast_now_ns(), "enqueue: capture and admission");
     if (err != CL_SUCCESS) {
         vast_launch_cmd_free(cmd);

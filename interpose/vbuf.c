@@ -279,8 +279,9 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
      * its pages in: beside the application's first write into it the two fault the same
      * pages, and the driver holds its other calls while it pins. */
     bool pin = vast_config_get()->pin && vast_config_get()->pin_background && !m->uses_svm;
-    atomic_init(&m->pin_later, pin && !(flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)));
-    if (pin && !atomic_load(&m->pin_later))
+    bool later = pin && !(flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR));
+    atomic_init(&m->pin_later, later);
+    if (pin && !later)
         (void)pagecache_pin_backing_in_background(backing, pool->ops, pool->dev);
     vast_set_error(errcode_ret, CL_SUCCESS);
     return m;
