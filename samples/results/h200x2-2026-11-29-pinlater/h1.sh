@@ -1,7 +1,7 @@
 #!/bin/bash
 # One H200: MatrixMul -n 4096 --rows 8192 at 4x (80 MiB) traced with the enqueue's capture and
 # admission spans (what the application's thread does between its writes and the launch),
-# three runs after a warm-up, the expert beside.
+# three runs after a warm-up, the expert beside. Writes $OUT/NAME.txt (NAME: $1, default h1).
 source .device/setup.sh >/dev/null 2>&1
 mkdir -p /tmp/a; echo $PWD/build-gpu/icd/libvast.so > /tmp/a/vast.icd
 export VAST_CACHE_DIR=/tmp/vc CUDA_CACHE_PATH=/tmp/cc VAST_BACKEND=NVIDIA
@@ -11,4 +11,4 @@ for r in w 1 2 3; do
   a=$(env OCL_ICD_FILENAMES=$PWD/build-gpu/icd/libvast.so OCL_ICD_VENDORS=/tmp/a "${t[@]}" VAST_DEVICE_MEMORY=83886080 \
       build-gpu/samples/MatrixMul --platform VAST -n 4096 --rows 8192 | grep -E '^time|^hash' | cut -d' ' -f2 | tr '\n' ' ')
   echo "MatrixMul $r expert: $e VAST: $a"
-done 2>&1 | tee $OUT/h1.txt
+done 2>&1 | tee "$OUT/${1:-h1}.txt"
