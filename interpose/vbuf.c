@@ -254,6 +254,7 @@ cl_mem vast_vbuf_create(cl_context context, cl_mem_flags flags, size_t size, voi
                         "the host cannot back %zu bytes: %s", size, pagecache_status_string(st));
     if (flags & CL_MEM_COPY_HOST_PTR)
         memcpy(pagecache_backing_base(backing), host_ptr, size);
+    pagecache_set_pin_granule(backing, vast_config_get()->pin_granule); /* before any pin */
     struct vast_pc_buffer **pcs = NULL;
     st = views_create(context, backing, &pcs, &err);
     cl_mem m = st == VAST_PC_OK ? vbuf_new(context, NULL, flags, size) : NULL;
