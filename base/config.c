@@ -130,11 +130,19 @@ bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *n
     }
     VAST_CONFIG_LIST(PARSE_ONE)
 #undef PARSE_ONE
-    if (cfg->page_size != 0 && (cfg->page_size < 4096 || (cfg->page_size & (cfg->page_size - 1)))) {
+    /* Sizes that must be powers of two from 4K (the page size also 0: VAST's choice). */
+    struct {
+        uint64_t *field, def;
+        const char *var;
+    } pow2[] = {{&cfg->page_size, 0, "VAST_PAGE_SIZE"}, {&cfg->pin_granule, (uint64_t)256 << 20, "VAST_PIN_GRANULE"}};
+    for (size_t i = 0; i < sizeof pow2 / sizeof *pow2; i++) {
+        uint64_t v = *pow2[i].field;
+        if (v == pow2[i].def || (v >= 4096 && (v & (v - 1)) == 0))
+            continue;
         if (ok && why != NULL)
-            snprintf(why, why_size, "VAST_PAGE_SIZE=%llu is not a power of two >= 4K; using the default",
-                     (unsigned long long)cfg->page_size);
-        cfg->page_size = 0;
+            snprintf(why, why_size, "%s=%llu is not a power of two >= 4K; using the default", pow2[i].var,
+                     (unsigned long long)v);
+        *pow2[i].field = pow2[i].def;
         ok = false;
     }
     return ok;

@@ -90,6 +90,15 @@ static void test_bad_values_fall_back(void **state)
     assert_false(vast_config_parse(&cfg, fake_get, why, sizeof why));
     assert_non_null(strstr(why, "VAST_PAGE_SIZE"));
     assert_int_equal(cfg.page_size, 0);
+    static const char *const granules[] = {"VAST_PIN_GRANULE", "24M", NULL};
+    env = granules;
+    assert_false(vast_config_parse(&cfg, fake_get, why, sizeof why));
+    assert_non_null(strstr(why, "VAST_PIN_GRANULE"));
+    assert_int_equal(cfg.pin_granule, (size_t)256 << 20);
+    static const char *const granule[] = {"VAST_PIN_GRANULE", "32M", NULL};
+    env = granule;
+    assert_true(vast_config_parse(&cfg, fake_get, NULL, 0));
+    assert_int_equal(cfg.pin_granule, (size_t)32 << 20);
 }
 
 /* VAST_INSPECT is parsed once into its enum, in any case; a typo warns and falls back to auto
