@@ -111,6 +111,17 @@ static bool parse_string(const char *text, char *out, size_t size)
 #define PARSE_INSPECT(f, t) parse_inspect(t, &cfg->f)
 #define PARSE_AUTOBOOL(f, t) parse_autobool(t, &cfg->f)
 
+/* A variable's default, as VAST_CONFIG_LIST gives it (NULL for an unknown name). */
+static const char *default_of(const char *var)
+{
+#define DEFAULT_OF(kind, field, name, def, desc)                                                  \
+    if (strcmp(var, name) == 0)                                                                   \
+        return def;
+    VAST_CONFIG_LIST(DEFAULT_OF)
+#undef DEFAULT_OF
+    return NULL;
+}
+
 bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *name), char *why,
                        size_t why_size)
 {
@@ -130,19 +141,23 @@ bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *n
     }
     VAST_CONFIG_LIST(PARSE_ONE)
 #undef PARSE_ONE
-    /* Sizes that must be powers of two from 4K (the page size also 0: VAST's choice). */
+    /* Sizes that must be powers of two from 4K, or their default (the page size's, 0, is VAST's
+     * choice). */
     struct {
-        uint64_t *field, def;
+        uint64_t *field;
         const char *var;
-    } pow2[] = {{&cfg->page_size, 0, "VAST_PAGE_SIZE"}, {&cfg->pin_granule, (uint64_t)256 << 20, "VAST_PIN_GRANULE"}};
+    } pow2[] = {{&cfg->page_size, "VAST_PAGE_SIZE"}, {&cfg->pin_granule, "VAST_PIN_GRANULE"}};
     for (size_t i = 0; i < sizeof pow2 / sizeof *pow2; i++) {
-        uint64_t v = *pow2[i].field;
-        if (v == pow2[i].def || (v >= 4096 && (v & (v - 1)) == 0))
+        uint64_t v = *pow2[i].field, def = 0;
+        const char *text = default_of(pow2[i].var);
+        if (text != NULL)
+            (void)vast_parse_size(text, &def);
+        if (v == def || (v >= 4096 && (v & (v - 1)) == 0))
             continue;
         if (ok && why != NULL)
             snprintf(why, why_size, "%s=%llu is not a power of two >= 4K; using the default", pow2[i].var,
                      (unsigned long long)v);
-        *pow2[i].field = pow2[i].def;
+        *pow2[i].field = def;
         ok = false;
     }
     return ok;
