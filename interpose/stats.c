@@ -4,6 +4,7 @@
 #include "stats.h"
 
 #include "../base/config.h"
+#include "devops_opencl.h"
 #include "kcache.h"
 #include "object.h"
 #include "pagecache.h"
@@ -135,5 +136,16 @@ void vast_stats_print(void)
                 (unsigned long long)s.overdraft_write_backs, (unsigned long long)s.twin_h2d_bytes,
                 (unsigned long long)s.merged_d2h_bytes, (unsigned long long)s.owned_d2h_bytes,
                 (unsigned long long)s.owned_stale_bytes);
+        /* The transfers of unpinned memory through the device's ring of pinned slots (staging.h):
+         * each staged call drains the ring before it returns, so calls and bytes per call say
+         * how well a load used it. */
+        struct vast_staging_stats st;
+        if (pagecache_devops_opencl_staging_stats(devices[i]->pool->dev, &st) == VAST_PC_OK)
+            fprintf(stderr,
+                    "vast: stats: staging=\"%s\" staged_transfers=%llu staged_bytes=%llu slot_transfers=%llu "
+                    "declined=%llu failures=%llu slots=%u slot_bytes=%zu threads=%u\n",
+                    devices[i]->name, (unsigned long long)st.transfers, (unsigned long long)st.bytes,
+                    (unsigned long long)st.slot_transfers, (unsigned long long)st.declined,
+                    (unsigned long long)st.failures, st.slots, st.slot_bytes, st.threads);
     }
 }
