@@ -104,23 +104,25 @@ static bool parse_string(const char *text, char *out, size_t size)
     return true;
 }
 
+/* A size that is a power of two from 4K, or the value *out holds: PARSE_ONE parses a variable's
+ * default into its field before its value, so that is the default (VAST_PAGE_SIZE's 0: VAST
+ * chooses). */
+static bool parse_pow2(const char *text, uint64_t *out)
+{
+    uint64_t v;
+    if (!vast_parse_size(text, &v) || (v != *out && (v < 4096 || (v & (v - 1)) != 0)))
+        return false;
+    *out = v;
+    return true;
+}
+
 #define PARSE_STRING(f, t) parse_string(t, cfg->f, sizeof cfg->f)
 #define PARSE_SIZE(f, t) vast_parse_size(t, &cfg->f)
+#define PARSE_POW2(f, t) parse_pow2(t, &cfg->f)
 #define PARSE_BOOL(f, t) parse_bool(t, &cfg->f)
 #define PARSE_LOGLEVEL(f, t) parse_loglevel(t, &cfg->f)
 #define PARSE_INSPECT(f, t) parse_inspect(t, &cfg->f)
 #define PARSE_AUTOBOOL(f, t) parse_autobool(t, &cfg->f)
-
-/* A variable's default, as VAST_CONFIG_LIST gives it (NULL for an unknown name). */
-static const char *default_of(const char *var)
-{
-#define DEFAULT_OF(kind, field, name, def, desc)                                                  \
-    if (strcmp(var, name) == 0)                                                                   \
-        return def;
-    VAST_CONFIG_LIST(DEFAULT_OF)
-#undef DEFAULT_OF
-    return NULL;
-}
 
 bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *name), char *why,
                        size_t why_size)
@@ -141,25 +143,6 @@ bool vast_config_parse(struct vast_config *cfg, const char *(*get)(const char *n
     }
     VAST_CONFIG_LIST(PARSE_ONE)
 #undef PARSE_ONE
-    /* Sizes that must be powers of two from 4K, or their default (the page size's, 0, is VAST's
-     * choice). */
-    struct {
-        uint64_t *field;
-        const char *var;
-    } pow2[] = {{&cfg->page_size, "VAST_PAGE_SIZE"}, {&cfg->pin_granule, "VAST_PIN_GRANULE"}};
-    for (size_t i = 0; i < sizeof pow2 / sizeof *pow2; i++) {
-        uint64_t v = *pow2[i].field, def = 0;
-        const char *text = default_of(pow2[i].var);
-        if (text != NULL)
-            (void)vast_parse_size(text, &def);
-        if (v == def || (v >= 4096 && (v & (v - 1)) == 0))
-            continue;
-        if (ok && why != NULL)
-            snprintf(why, why_size, "%s=%llu is not a power of two >= 4K; using the default", pow2[i].var,
-                     (unsigned long long)v);
-        *pow2[i].field = def;
-        ok = false;
-    }
     return ok;
 }
 
@@ -185,6 +168,7 @@ const struct vast_config *vast_config_get(void)
 
 #define PRINT_STRING(f) snprintf(value, sizeof value, "%s", cfg->f)
 #define PRINT_SIZE(f) snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->f)
+#define PRINT_POW2(f) PRINT_SIZE(f)
 #define PRINT_BOOL(f) snprintf(value, sizeof value, "%d", (int)cfg->f)
 #define PRINT_LOGLEVEL(f) snprintf(value, sizeof value, "%s", log_names[cfg->f])
 #define PRINT_INSPECT(f) snprintf(value, sizeof value, "%s", inspect_names[cfg->f])

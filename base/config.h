@@ -19,7 +19,8 @@ enum vast_inspect_mode { VAST_INSPECT_AUTO = 0, VAST_INSPECT_DEVICE, VAST_INSPEC
 /* A switch whose default VAST chooses: "auto", or a boolean's spellings. */
 enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON };
 
-/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, BOOL, LOGLEVEL, INSPECT, AUTOBOOL. */
+/* X(kind, field, variable, default, description). Kinds: STRING, SIZE, POW2 (a size that is a power
+ * of two from 4K, or its default), BOOL, LOGLEVEL, INSPECT, AUTOBOOL. */
 #define VAST_CONFIG_LIST(X)                                                                       \
     X(STRING, backend, "VAST_BACKEND", "",                                                        \
       "real platform(s) to wrap: a platform-name substring or a vendor library path; "           \
@@ -33,14 +34,14 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
       "frames past the budget that one launch may borrow for a work-group (or one loop iteration "  \
       "of one) larger than the budget, bytes with K/M/G suffix; auto: 1/16 of the device's memory, "  \
       "at most what the budget leaves of it; 0: none (such launches are refused)")                  \
-    X(SIZE, page_size, "VAST_PAGE_SIZE", "0",                                                     \
+    X(POW2, page_size, "VAST_PAGE_SIZE", "0",                                                     \
       "page size, a power of two from 4K; 0: chosen by VAST")                                     \
     X(BOOL, pin, "VAST_PIN", "1",                                                                 \
       "pin host backing stores (fast transfers); 0: never, transfers from 256K stage via pinned slots") \
     X(BOOL, pin_background, "VAST_PIN_BACKGROUND", "1",                                           \
       "pin host backing stores in the background (the application's memory from the buffer's "  \
       "creation, VAST's own stores from their first use); 0: transfers pin what they touch (measuring)") \
-    X(SIZE, pin_granule, "VAST_PIN_GRANULE", "256M",                                              \
+    X(POW2, pin_granule, "VAST_PIN_GRANULE", "256M",                                              \
       "bytes pinned per driver call (a power of two from 4K): the driver holds its other calls "  \
       "while it pins one")                                                                        \
     X(SIZE, staging_threads, "VAST_STAGING_THREADS", "0",                                         \
@@ -81,6 +82,7 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
 struct vast_config {
 #define VAST_CONFIG_FIELD_STRING(f) char f[512];
 #define VAST_CONFIG_FIELD_SIZE(f) uint64_t f;
+#define VAST_CONFIG_FIELD_POW2(f) uint64_t f;
 #define VAST_CONFIG_FIELD_BOOL(f) bool f;
 #define VAST_CONFIG_FIELD_LOGLEVEL(f) int f;
 #define VAST_CONFIG_FIELD_INSPECT(f) enum vast_inspect_mode f;
