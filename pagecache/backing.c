@@ -103,7 +103,7 @@ static void thp_probe(void)
  * advised MADV_HUGEPAGE, so first touch faults 2 MiB at a time instead of 4 KiB (fewer
  * faults, fewer TLB misses for the copies and for pinning). Where THP is off ("never") or
  * absent, madvise fails or is ignored and the store is an ordinary lazily committed mapping. */
-static void *map_store(size_t map_size, int *huge)
+void *pagecache_map_huge(size_t map_size, int *huge)
 {
     *huge = 0;
     pthread_once(&thp_once, thp_probe);
@@ -225,7 +225,7 @@ int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **ou
      * committed on first touch only. */
     int huge = 0;
     void *p = recycle_take(&map_size, &huge);
-    if (p == NULL && (p = map_store(map_size, &huge)) == MAP_FAILED)
+    if (p == NULL && (p = pagecache_map_huge(map_size, &huge)) == MAP_FAILED)
         return VAST_PC_ERR_HOST_MEMORY;
     int rc = backing_new(p, size, map_size, out);
     if (rc)

@@ -29,6 +29,10 @@ size_t pagecache_host_memory_bytes(void);
  * MADV_HUGEPAGE, so commitment is then per huge page where the kernel grants one). Fails with VAST_PC_ERR_HOST_MEMORY
  * when size > limit (0: pagecache_host_memory_bytes()) or the kernel refuses the mapping. */
 int pagecache_create_backing(size_t size, size_t limit, struct vast_backing **out);
+/* The mapping behind a store of VAST's own, for other host memory of the page cache (the
+ * staging ring): `bytes` of anonymous memory, from one huge page up THP-aligned and advised
+ * MADV_HUGEPAGE (*huge = 1 when the advice took); MAP_FAILED if the kernel refuses; munmap frees it. */
+void *pagecache_map_huge(size_t bytes, int *huge);
 /* Use the application's memory [ptr, ptr+size) (not freed by VAST). */
 int pagecache_wrap_backing(void *ptr, size_t size, struct vast_backing **out);
 /* Takes the store off the background queue, waits for the granule the worker may be pinning

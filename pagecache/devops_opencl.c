@@ -6,7 +6,7 @@
  * the device (the page cache orders them on the host, through tickets), so no cross-queue
  * event has to be flushed for progress. wait() is clFinish of both queues. Transfers of
  * unpinned memory (pin == NULL) go through the staging ring (staging.h) when it takes them:
- * its slots are page-aligned mmap'ed memory wrapped once in a CL_MEM_USE_HOST_PTR buffer
+ * its slots (the staging engine's memory) are each wrapped once in a CL_MEM_USE_HOST_PTR buffer
  * (the same pinning as the backing stores; never ALLOC_HOST_PTR, which costs GPU memory on
  * NVIDIA), each slot transfer carries an event (the staging ticket) and is flushed at once so
  * the device starts while the next slot is copied. A staged call is complete when it returns.
@@ -330,28 +330,21 @@ static int cl_wait_unordered(void *dev, void *ticket)
 
 /* ---------- staging slots and ticketed transfers (staging.h) ---------- */
 
-static int cl_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pin)
+static int cl_pin_slot(void *dev, void *host, size_t bytes, vast_host_pin *pin)
 {
-    struct cl_dev *d = dev;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return VAST_PC_ERR_HOST_MEMORY;
-    memset(p, 0, bytes); /* commit it now, not during the first transfer */
-    cl_mem m = wrap_host(d, p, bytes);
-    if (!m) {
-        munmap(p, bytes);
+    cl_mem m = wrap_host(dev, host, bytes);
+    if (!m)
         return VAST_PC_ERR_UNSUPPORTED;
-    }
-    *host = p;
     *pin = m;
     return VAST_PC_OK;
 }
 
-static void cl_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
+static void cl_unpin_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
 {
     (void)dev;
-    release_mem(pin);
-    munmap(host, bytes);
+    (void)host;
+    (void)bytes;
+    release_mem(pin); /* the ring's memory is the staging engine's */
 }
 
 /* A slot transfer on the in-order queue; its event is the staging ticket. */
@@ -400,8 +393,8 @@ static int cl_wait_ticket(void *dev, void *ticket)
 }
 
 static const struct vast_staging_ops cl_staging_ops = {
-    .alloc_slot = cl_alloc_slot,
-    .free_slot = cl_free_slot,
+    .pin_slot = cl_pin_slot,
+    .unpin_slot = cl_unpin_slot,
     .write = cl_slot_write,
     .read = cl_slot_read,
     .wait_ticket = cl_wait_ticket,

@@ -10,9 +10,14 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "../base/clock.h"
+#include "../base/trace.h"
+#include "backing.h"
 #include "copypool.h"
 
 struct slot {
@@ -27,10 +32,13 @@ struct vast_staging {
     struct vast_staging_config cfg; /* resolved */
     pthread_mutex_t lock;           /* everything below except stats: one staged call at a time */
     int ready, broken;
-    struct slot *slots;             /* cfg.slots once ready */
-    unsigned nslots;                /* slots allocated */
+    struct slot *slots;             /* cfg.slots once ready, within ring */
+    unsigned nslots;                /* slots pinned */
+    char *ring;                     /* the slots' memory, ring_bytes, or NULL */
+    size_t ring_bytes;
     struct vast_copy_pool *copy;
     unsigned in_flight;
+    uint64_t wait_ns, copy_ns;      /* this call's time waiting for tickets and copying (trace) */
     struct {
         _Atomic uint64_t transfers, bytes, slot_transfers, failures, declined;
     } stats;
@@ -68,7 +76,7 @@ static void resolve_config(const struct vast_staging_config *in, struct vast_sta
 int pagecache_create_staging(const struct vast_staging_ops *ops, void *dev,
                              const struct vast_staging_config *cfg, struct vast_staging **out)
 {
-    if (!ops || !ops->alloc_slot || !ops->free_slot || !ops->write || !ops->read ||
+    if (!ops || !ops->pin_slot || !ops->unpin_slot || !ops->write || !ops->read ||
         !ops->wait_ticket || !out)
         return VAST_PC_ERR_INVALID;
     VAST_PC_NEW(struct vast_staging, s);
@@ -80,14 +88,18 @@ int pagecache_create_staging(const struct vast_staging_ops *ops, void *dev,
     return VAST_PC_OK;
 }
 
-/* Lock held (or no other user): frees the slots made so far and the copy threads. */
+/* Lock held (or no other user): unpins the slots pinned so far, unmaps the ring, joins the
+ * copy threads. */
 static void free_ring(struct vast_staging *s)
 {
     for (unsigned i = 0; i < s->nslots; i++)
-        s->ops->free_slot(s->dev, s->slots[i].host, s->cfg.slot_bytes, s->slots[i].pin);
+        s->ops->unpin_slot(s->dev, s->slots[i].host, s->cfg.slot_bytes, s->slots[i].pin);
     free(s->slots);
     s->slots = NULL;
     s->nslots = 0;
+    if (s->ring)
+        munmap(s->ring, s->ring_bytes);
+    s->ring = NULL;
     pagecache_destroy_copy_pool(s->copy);
     s->copy = NULL;
 }
@@ -106,29 +118,50 @@ void pagecache_staging_config(const struct vast_staging *s, struct vast_staging_
     *out = s->cfg;
 }
 
-/* Lock held: makes the ring and the copy threads on first use. */
+/* Lock held: makes the copy threads and the ring on first use. The slots are one mapping
+ * (THP-advised, like a store) committed by the copy threads before the device pins each slot:
+ * on the H200 each slot's memset on one thread took 3.7 ms of the ring's 13.5-15.3 ms, its pin
+ * 0.4-0.8 ms, and the first staged transfer waited for all of it; made so, 4.9 ms
+ * (samples/results/h200-2026-11-29-staging, s2 and s3). */
 static int ring_ready(struct vast_staging *s)
 {
     if (s->ready)
         return VAST_PC_OK;
     if (s->broken)
         return VAST_PC_ERR_UNSUPPORTED;
-    s->slots = calloc(s->cfg.slots, sizeof *s->slots);
-    int rc = s->slots ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    uint64_t t0 = vast_now_ns();
+    size_t sb = s->cfg.slot_bytes;
+    int rc = sb <= SIZE_MAX / s->cfg.slots ? VAST_PC_OK : VAST_PC_ERR_HOST_MEMORY;
+    if (rc == VAST_PC_OK && (s->slots = calloc(s->cfg.slots, sizeof *s->slots)) == NULL)
+        rc = VAST_PC_ERR_HOST_MEMORY;
+    if (rc == VAST_PC_OK)
+        rc = pagecache_create_copy_pool(s->cfg.threads, &s->copy);
+    if (rc == VAST_PC_OK) {
+        int huge;
+        void *ring = pagecache_map_huge(sb * s->cfg.slots, &huge);
+        if (ring == MAP_FAILED) {
+            rc = VAST_PC_ERR_HOST_MEMORY;
+        } else {
+            static const char zero[4096];
+            s->ring = ring;
+            s->ring_bytes = sb * s->cfg.slots;
+            pagecache_fill_parallel(s->copy, ring, s->ring_bytes, zero, sizeof zero);
+        }
+    }
     while (rc == VAST_PC_OK && s->nslots < s->cfg.slots) {
         struct slot *sl = &s->slots[s->nslots];
-        rc = s->ops->alloc_slot(s->dev, s->cfg.slot_bytes, &sl->host, &sl->pin);
+        sl->host = s->ring + s->nslots * sb;
+        rc = s->ops->pin_slot(s->dev, sl->host, sb, &sl->pin);
         if (rc == VAST_PC_OK)
             s->nslots++;
     }
-    if (rc == VAST_PC_OK)
-        rc = pagecache_create_copy_pool(s->cfg.threads, &s->copy);
     if (rc != VAST_PC_OK) {
         free_ring(s);
         s->broken = 1;
         return VAST_PC_ERR_UNSUPPORTED;
     }
     s->ready = 1;
+    vast_trace_span(VAST_TRACK_TRANSFER, "staging ring", t0, vast_now_ns(), "slots and copy threads made");
     return VAST_PC_OK;
 }
 
@@ -137,7 +170,9 @@ static int retire(struct vast_staging *s, struct slot *sl)
 {
     if (!sl->ticket)
         return VAST_PC_OK;
+    uint64_t t0 = vast_now_ns();
     int rc = s->ops->wait_ticket(s->dev, sl->ticket);
+    s->wait_ns += vast_now_ns() - t0;
     sl->ticket = NULL;
     s->in_flight--;
     return rc ? VAST_PC_ERR_TRANSFER : VAST_PC_OK;
@@ -181,7 +216,9 @@ static int write_through_ring(struct vast_staging *s, vast_dev_chunk dst, size_t
         size_t len = bytes - done < sb ? bytes - done : sb;
         rc = retire(s, sl);
         if (rc == VAST_PC_OK) {
+            uint64_t t0 = vast_now_ns();
             pagecache_copy_parallel(s->copy, sl->host, host + done, len);
+            s->copy_ns += vast_now_ns() - t0;
             rc = issue(s, sl, 1, dst, dst_off + done, len);
         }
         done += len;
@@ -206,8 +243,11 @@ static int read_through_ring(struct vast_staging *s, vast_dev_chunk src, size_t 
         struct slot *sl = &s->slots[k % s->nslots];
         size_t off = k * sb, len = bytes - off < sb ? bytes - off : sb;
         rc = retire(s, sl);
-        if (rc == VAST_PC_OK)
+        if (rc == VAST_PC_OK) {
+            uint64_t t0 = vast_now_ns();
             pagecache_copy_parallel(s->copy, host + off, sl->host, len);
+            s->copy_ns += vast_now_ns() - t0;
+        }
         if (rc == VAST_PC_OK && issued < pieces) {
             size_t next = issued++ * sb;
             rc = issue(s, sl, 0, src, src_off + next, bytes - next < sb ? bytes - next : sb);
@@ -225,12 +265,23 @@ static int staged(struct vast_staging *s, int to_device, vast_dev_chunk chunk, s
             atomic_fetch_add(&s->stats.declined, 1);
         return VAST_PC_ERR_UNSUPPORTED;
     }
+    uint64_t t0 = vast_now_ns();
     pthread_mutex_lock(&s->lock);
+    uint64_t t1 = vast_now_ns();
     int rc = ring_ready(s);
+    uint64_t t2 = vast_now_ns();
+    s->wait_ns = s->copy_ns = 0;
     if (rc == VAST_PC_OK)
         rc = to_device ? write_through_ring(s, chunk, off, host, bytes)
                        : read_through_ring(s, chunk, off, host, bytes);
+    uint64_t wait_ns = s->wait_ns, copy_ns = s->copy_ns;
     pthread_mutex_unlock(&s->lock);
+    if (vast_trace_on()) {
+        char detail[128];
+        snprintf(detail, sizeof detail, "%zu KiB; ms: %.3f lock, %.3f copying, %.3f waiting", bytes >> 10,
+                 (double)(t1 - t0) * 1e-6, (double)copy_ns * 1e-6, (double)wait_ns * 1e-6);
+        vast_trace_span(VAST_TRACK_TRANSFER, to_device ? "staged write" : "staged read", t2, vast_now_ns(), detail);
+    }
     if (rc == VAST_PC_OK) {
         atomic_fetch_add(&s->stats.transfers, 1);
         atomic_fetch_add(&s->stats.bytes, bytes);

@@ -7,7 +7,9 @@
  * Owned by one device context (devops_opencl.c, the unit tests' fake device) and driven by
  * struct vast_staging_ops, so the engine is tested without OpenCL. The ring and the threads
  * are made on the first staged transfer (a device that never stages costs nothing) and live
- * until pagecache_destroy_staging. Thread-safe: one staged transfer at a time (a mutex over
+ * until pagecache_destroy_staging: the ring is one THP-advised mapping of the engine's,
+ * committed by the copy threads, each slot pinned by the device (pin_slot). Every staged call
+ * is a trace span with its bytes and its time copying and waiting for slot transfers. Thread-safe: one staged transfer at a time (a mutex over
  * ring and threads); a staged transfer is complete (or failed) when its call returns. */
 #ifndef VAST_PAGECACHE_STAGING_H
 #define VAST_PAGECACHE_STAGING_H
@@ -19,9 +21,10 @@
 /* What the device offers to staging: pinned slot memory and transfers with per-transfer
  * completion ("tickets"), issued on the device context's in-order queue. */
 struct vast_staging_ops {
-    /* Pinned, page-aligned host memory of `bytes` bytes; *pin keeps it pinned. */
-    int (*alloc_slot)(void *dev, size_t bytes, void **host, vast_host_pin *pin);
-    void (*free_slot)(void *dev, void *host, size_t bytes, vast_host_pin pin);
+    /* Pin the slot [host, host + bytes) (page-aligned, committed); *pin keeps it pinned
+     * until unpin_slot. */
+    int (*pin_slot)(void *dev, void *host, size_t bytes, vast_host_pin *pin);
+    void (*unpin_slot)(void *dev, void *host, size_t bytes, vast_host_pin pin);
     /* Start slot -> device / device -> slot; *ticket identifies the transfer. On error no
      * ticket is made. */
     int (*write)(void *dev, vast_dev_chunk dst, size_t dst_off, const void *slot, size_t bytes,

@@ -18,7 +18,7 @@ void fake_device_init(struct fake_device *d)
     atomic_store(&d->fail_alloc_after, -1);
     atomic_store(&d->fail_pin_after, -1);
     atomic_store(&d->fail_ticket_after, -1);
-    atomic_store(&d->fail_slot_alloc_after, -1);
+    atomic_store(&d->fail_slot_pin_after, -1);
 }
 
 struct vast_pool *fake_pool_open(struct fake_device *d, size_t page, size_t frames, size_t chunk_frames)
@@ -231,27 +231,24 @@ struct fake_ticket {
     unsigned char *slot;
 };
 
-static int f_alloc_slot(void *dev, size_t bytes, void **host, vast_host_pin *pin)
+static int f_pin_slot(void *dev, void *host, size_t bytes, vast_host_pin *pin)
 {
     struct fake_device *d = dev;
-    if (fake_fault(&d->fail_slot_alloc_after))
+    if (fake_fault(&d->fail_slot_pin_after))
         return VAST_PC_ERR_UNSUPPORTED;
-    void *p = aligned_alloc(4096, bytes);
-    if (!p)
-        return VAST_PC_ERR_HOST_MEMORY;
-    memset(p, 0x5A, bytes);
-    atomic_fetch_add(&d->slot_allocs, 1);
-    *host = p;
-    *pin = p;
+    assert(((uintptr_t)host & 4095) == 0);
+    memset(host, 0x5A, bytes); /* the slot is committed and writable; its old bytes are junk */
+    atomic_fetch_add(&d->slot_pins, 1);
+    *pin = host;
     return VAST_PC_OK;
 }
 
-static void f_free_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
+static void f_unpin_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
 {
+    (void)host;
     (void)bytes;
     (void)pin;
-    atomic_fetch_add(&((struct fake_device *)dev)->slot_frees, 1);
-    free(host);
+    atomic_fetch_add(&((struct fake_device *)dev)->slot_unpins, 1);
 }
 
 static int f_slot_transfer(struct fake_device *d, int to_device, struct fake_chunk *c,
@@ -309,8 +306,8 @@ static int f_wait_ticket(void *dev, void *ticket)
 }
 
 const struct vast_staging_ops fake_staging_ops = {
-    .alloc_slot = f_alloc_slot,
-    .free_slot = f_free_slot,
+    .pin_slot = f_pin_slot,
+    .unpin_slot = f_unpin_slot,
     .write = f_slot_write,
     .read = f_slot_read,
     .wait_ticket = f_wait_ticket,

@@ -44,8 +44,8 @@ struct fake_device {
     _Atomic unsigned long pinned_writes; /* writes given a pin */
     struct vast_staging *staging;    /* unpinned write/read go through it (may decline) */
     _Atomic long fail_ticket_after;  /* a slot transfer fails when its ticket is waited for */
-    _Atomic long fail_slot_alloc_after;
-    _Atomic unsigned long slot_writes, slot_reads, slot_allocs, slot_frees;
+    _Atomic long fail_slot_pin_after;
+    _Atomic unsigned long slot_writes, slot_reads, slot_pins, slot_unpins;
     _Atomic long tickets_out;        /* slot transfers issued and not yet waited for */
     _Atomic long max_tickets_out;    /* most ever at once (the ring overlapped transfers) */
     struct fake_lanes *lanes;        /* duplex model (below); NULL: synchronous */

@@ -148,7 +148,7 @@ static void rig_free(struct rig *r)
     assert_int_equal(atomic_load(&r->dev.tickets_out), 0);
     fake_device_ops.free_chunk(&r->dev, r->chunk);
     fake_device_fini(&r->dev);
-    assert_int_equal(r->dev.slot_allocs, r->dev.slot_frees);
+    assert_int_equal(r->dev.slot_pins, r->dev.slot_unpins);
     free(r);
 }
 
@@ -212,7 +212,7 @@ static void test_staged_sizes(void **state)
         assert_int_equal(st.slot_bytes, SLOT);
         assert_int_equal(st.transfers, 2 * 2 * (sizeof sizes / sizeof *sizes));
         assert_int_equal(st.failures, 0);
-        assert_int_equal(r->dev.slot_allocs, VAST_STAGING_DEFAULT_SLOTS); /* made once */
+        assert_int_equal(r->dev.slot_pins, VAST_STAGING_DEFAULT_SLOTS); /* made once */
         rig_free(r);
     }
 }
@@ -254,7 +254,7 @@ static void test_declined(void **state)
                      VAST_PC_ERR_UNSUPPORTED);
     assert_int_equal(fake_device_ops.write(&r->dev, r->chunk, 0, buf, (256 << 10) - 1, NULL), 0);
     assert_int_equal(r->dev.writes, 1);
-    assert_int_equal(r->dev.slot_allocs, 0); /* nothing staged yet: no ring */
+    assert_int_equal(r->dev.slot_pins, 0); /* nothing staged yet: no ring */
     assert_int_equal(fake_device_ops.write(&r->dev, r->chunk, 0, buf, 256 << 10, NULL), 0);
     assert_int_equal(r->dev.slot_writes, 1); /* one default 8 MiB slot */
     struct vast_staging_config cfg;
@@ -272,15 +272,15 @@ static void test_declined(void **state)
     /* a ring that cannot be made: the slots made so far are freed, every later call declines
      * without trying again, and the device ops still move the bytes (directly) */
     r = rig_new(2, 64 << 10, 1, 1 << 20);
-    atomic_store(&r->dev.fail_slot_alloc_after, 2);
+    atomic_store(&r->dev.fail_slot_pin_after, 2);
     assert_int_equal(pagecache_staging_write(r->dev.staging, r->chunk, 0, buf, 100000),
                      VAST_PC_ERR_UNSUPPORTED);
-    assert_int_equal(r->dev.slot_allocs, 2);
-    assert_int_equal(r->dev.slot_frees, 2);
-    atomic_store(&r->dev.fail_slot_alloc_after, -1);
+    assert_int_equal(r->dev.slot_pins, 2);
+    assert_int_equal(r->dev.slot_unpins, 2);
+    atomic_store(&r->dev.fail_slot_pin_after, -1);
     assert_int_equal(pagecache_staging_read(r->dev.staging, r->chunk, 0, buf, 100000),
                      VAST_PC_ERR_UNSUPPORTED);
-    assert_int_equal(r->dev.slot_allocs, 2);
+    assert_int_equal(r->dev.slot_pins, 2);
     assert_int_equal(fake_device_ops.write(&r->dev, r->chunk, 5, buf, 100000, NULL), 0);
     assert_memory_equal(fake_chunk_mem(r->chunk) + 5, buf, 100000);
     free(buf);
@@ -436,7 +436,7 @@ static void pc_rig_free(struct pc_rig *r)
     pagecache_destroy_backing(r->store);
     pagecache_destroy_pool(r->pool);
     fake_device_fini(&r->dev);
-    assert_int_equal(r->dev.slot_allocs, r->dev.slot_frees);
+    assert_int_equal(r->dev.slot_pins, r->dev.slot_unpins);
     assert_int_equal(r->dev.pins, 0); /* nothing was pinned: everything staged */
     free(r);
 }
