@@ -9,8 +9,9 @@
  * are made on the first staged transfer (a device that never stages costs nothing) and live
  * until pagecache_destroy_staging: the ring is one THP-advised mapping of the engine's,
  * committed by the copy threads, each slot pinned by the device (pin_slot). Every staged call
- * is a trace span with its bytes and its time copying and waiting for slot transfers. Thread-safe: one staged transfer at a time (a mutex over
- * ring and threads); a staged transfer is complete (or failed) when its call returns. */
+ * is a trace span with its bytes and its time copying and waiting for slot transfers.
+ * Thread-safe: one staged transfer at a time (a mutex over ring and threads); a staged
+ * transfer is complete (or failed) when its call returns. */
 #ifndef VAST_PAGECACHE_STAGING_H
 #define VAST_PAGECACHE_STAGING_H
 
@@ -18,8 +19,8 @@
 #include <stdint.h>
 #include "devops.h"
 
-/* What the device offers to staging: pinned slot memory and transfers with per-transfer
- * completion ("tickets"), issued on the device context's in-order queue. */
+/* What the device offers to staging: pins of the engine's slot memory and transfers with
+ * per-transfer completion ("tickets"), issued on the device context's in-order queue. */
 struct vast_staging_ops {
     /* Pin the slot [host, host + bytes) (page-aligned, committed); *pin keeps it pinned
      * until unpin_slot. */

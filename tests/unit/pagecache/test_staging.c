@@ -269,8 +269,9 @@ static void test_declined(void **state)
     assert_int_equal(st.transfers, 1);
     rig_free(r);
 
-    /* a ring that cannot be made: the slots made so far are freed, every later call declines
-     * without trying again, and the device ops still move the bytes (directly) */
+    /* a ring that cannot be made: the slots pinned so far are unpinned (and the ring
+     * unmapped), every later call declines without trying again, and the device ops still
+     * move the bytes (directly) */
     r = rig_new(2, 64 << 10, 1, 1 << 20);
     atomic_store(&r->dev.fail_slot_pin_after, 2);
     assert_int_equal(pagecache_staging_write(r->dev.staging, r->chunk, 0, buf, 100000),
