@@ -271,22 +271,28 @@ static int cl_fill(void *dev, vast_dev_chunk dst, size_t dst_off, const void *pa
                                                               NULL, NULL));
 }
 
-static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
+/* Pins [host, host + bytes) with a USE_HOST_PTR wrapper: the staging ring's slots always,
+ * backing stores unless VAST_DEVOPS_CL_NO_PIN (VAST_PIN=0). */
+static int cl_pin_slot(void *dev, void *host, size_t bytes, vast_host_pin *out)
 {
-    struct cl_dev *d = dev;
-    if (d->flags & VAST_DEVOPS_CL_NO_PIN)
-        return VAST_PC_ERR_UNSUPPORTED;
-    cl_mem m = wrap_host(d, host, bytes);
+    cl_mem m = wrap_host(dev, host, bytes);
     if (!m)
         return VAST_PC_ERR_UNSUPPORTED;
     *out = m;
     return VAST_PC_OK;
 }
 
+static int cl_pin_host(void *dev, void *host, size_t bytes, vast_host_pin *out)
+{
+    if (((struct cl_dev *)dev)->flags & VAST_DEVOPS_CL_NO_PIN)
+        return VAST_PC_ERR_UNSUPPORTED;
+    return cl_pin_slot(dev, host, bytes, out);
+}
+
 static void cl_unpin_host(void *dev, vast_host_pin pin)
 {
     (void)dev;
-    release_mem(pin); /* the memory is the caller's */
+    release_mem(pin); /* the memory is the caller's (a store's, or the staging ring's) */
 }
 
 /* A pin is a USE_HOST_PTR buffer of the context: every device of it may use it. */
@@ -329,23 +335,6 @@ static int cl_wait_unordered(void *dev, void *ticket)
 }
 
 /* ---------- staging slots and ticketed transfers (staging.h) ---------- */
-
-static int cl_pin_slot(void *dev, void *host, size_t bytes, vast_host_pin *pin)
-{
-    cl_mem m = wrap_host(dev, host, bytes);
-    if (!m)
-        return VAST_PC_ERR_UNSUPPORTED;
-    *pin = m;
-    return VAST_PC_OK;
-}
-
-static void cl_unpin_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
-{
-    (void)dev;
-    (void)host;
-    (void)bytes;
-    release_mem(pin); /* the ring's memory is the staging engine's */
-}
 
 /* A slot transfer on the in-order queue; its event is the staging ticket. */
 static int cl_slot_transfer(struct cl_dev *d, int write, vast_dev_chunk chunk, size_t off,
@@ -394,7 +383,7 @@ static int cl_wait_ticket(void *dev, void *ticket)
 
 static const struct vast_staging_ops cl_staging_ops = {
     .pin_slot = cl_pin_slot,
-    .unpin_slot = cl_unpin_slot,
+    .unpin_slot = cl_unpin_host,
     .write = cl_slot_write,
     .read = cl_slot_read,
     .wait_ticket = cl_wait_ticket,

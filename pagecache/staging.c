@@ -93,7 +93,7 @@ int pagecache_create_staging(const struct vast_staging_ops *ops, void *dev,
 static void free_ring(struct vast_staging *s)
 {
     for (unsigned i = 0; i < s->nslots; i++)
-        s->ops->unpin_slot(s->dev, s->slots[i].host, s->cfg.slot_bytes, s->slots[i].pin);
+        s->ops->unpin_slot(s->dev, s->slots[i].pin);
     free(s->slots);
     s->slots = NULL;
     s->nslots = 0;

@@ -25,7 +25,7 @@ struct vast_staging_ops {
     /* Pin the slot [host, host + bytes) (page-aligned, committed); *pin keeps it pinned
      * until unpin_slot. */
     int (*pin_slot)(void *dev, void *host, size_t bytes, vast_host_pin *pin);
-    void (*unpin_slot)(void *dev, void *host, size_t bytes, vast_host_pin pin);
+    void (*unpin_slot)(void *dev, vast_host_pin pin);
     /* Start slot -> device / device -> slot; *ticket identifies the transfer. On error no
      * ticket is made. */
     int (*write)(void *dev, vast_dev_chunk dst, size_t dst_off, const void *slot, size_t bytes,

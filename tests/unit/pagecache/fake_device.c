@@ -243,10 +243,8 @@ static int f_pin_slot(void *dev, void *host, size_t bytes, vast_host_pin *pin)
     return VAST_PC_OK;
 }
 
-static void f_unpin_slot(void *dev, void *host, size_t bytes, vast_host_pin pin)
+static void f_unpin_slot(void *dev, vast_host_pin pin)
 {
-    (void)host;
-    (void)bytes;
     (void)pin;
     atomic_fetch_add(&((struct fake_device *)dev)->slot_unpins, 1);
 }
