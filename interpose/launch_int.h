@@ -94,11 +94,12 @@ struct vast_paged {
     size_t local[3], groups[3], total_groups;
     cl_ulong slices;                  /* vast_slab.s3: real work-groups per original one (0: 1) */
     cl_mem lpt[2], scratch, faults[2]; /* page table and fault log per pipeline slot */
+    uint32_t chunks_set;              /* the pool's used chunks the kernels were given (vast_paged_set_chunks) */
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
     uint32_t *lpt_host[2];            /* pinned, kept by the thread (paged.c, host_tables) */
     uint32_t *fault_hdr[2];           /* pinned likewise: each slot's fault log header */
     const uint32_t *hdr_start;        /* pinned likewise: the fault log header each run starts from */
-    uint32_t *fault_host[2];          /* each slot's whole fault log (entries read after faults) */
+    uint32_t *fault_host[2];          /* each slot's whole fault log (entries read after faults; made then) */
     bool profiling;                   /* rq has CL_QUEUE_PROFILING_ENABLE */
     bool owns_rq;                     /* rq is vast_paged_plan_queue's (planning at enqueue) */
     uint64_t kernel_end;              /* end of the latest partition kernel counted (wait_partition) */
@@ -158,6 +159,10 @@ cl_int vast_paged_plan_queue(struct vast_paged *r);
 void vast_paged_close(struct vast_paged *r);
 /* Set the kernel's original arguments (paged and inspector kernels take the same). */
 cl_int vast_paged_set_args(struct vast_paged *r, cl_kernel kernel);
+/* Gives the paged kernels (r->pk, r->pkr) the pool's chunks that have held a frame, where
+ * they were given fewer (the scratch frame stands for the others, which no page-table entry
+ * names); before each partition's enqueue, once its pages are pinned. */
+cl_int vast_paged_set_chunks(struct vast_paged *r);
 /* Bytemap of every page of every buffer argument (resident paged mode). */
 uint8_t *vast_paged_all_pages(const struct vast_paged *r, size_t *count);
 /* The original NDRange as the ABI's vast_gsize and vast_goff (paged and inspector kernels). */

@@ -211,15 +211,47 @@ void vast_paged_geometry(const struct vast_paged *r, cl_ulong4 *gsize, cl_ulong4
     }
 }
 
-/* The ABI arguments that stay the same for every partition. */
-static cl_int set_abi(struct vast_paged *r, cl_kernel kernel)
+/* The chunk arguments (vast_chunk0..3) of a kernel: the chunks of `used` (bit c: chunk c has
+ * held a frame), the scratch frame for the others. Only chunks that hold pages go to the
+ * driver: NVIDIA's OpenCL commits a buffer, all of it, when a kernel first takes it, and the
+ * pool's chunks are made at the budget (an H200's default: four of up to 35 GiB). Given every
+ * chunk, the first paged launch of forced paged NBody (8 MiB of data) spent 2.7-3.8 ms in its
+ * clEnqueueNDRangeKernel against 0.04 ms with one chunk
+ * (samples/results/h200-2026-11-30-paged/), and the process held the whole budget. */
+static cl_int set_chunk_args(struct vast_paged *r, cl_kernel kernel, uint32_t used)
 {
     cl_uint n = r->cmd->num_args + 1; /* after vast_lpt, set per partition */
     cl_int err = CL_SUCCESS;
     for (size_t c = 0; c < TRANSLATE_MAX_POOL_CHUNKS && err == CL_SUCCESS; c++) {
-        cl_mem chunk = pagecache_devops_opencl_mem(r->pool->chunks[c < r->pool->nchunks ? c : 0]);
+        cl_mem chunk = c < r->pool->nchunks && (used >> c & 1u) ? pagecache_devops_opencl_mem(r->pool->chunks[c])
+                                                                : r->scratch;
         err = r->d->clSetKernelArg(kernel, n++, sizeof chunk, &chunk);
     }
+    return err;
+}
+
+cl_int vast_paged_set_chunks(struct vast_paged *r)
+{
+    uint32_t used = pagecache_chunks_used(r->pool);
+    if (used == r->chunks_set)
+        return CL_SUCCESS;
+    cl_int err = CL_SUCCESS;
+    for (int b = 0; b < 2 && err == CL_SUCCESS; b++) {
+        cl_kernel k = b == 0 ? r->pk : r->pkr;
+        if (k != NULL)
+            err = set_chunk_args(r, k, used);
+    }
+    if (err == CL_SUCCESS)
+        r->chunks_set = used;
+    return err;
+}
+
+/* The ABI arguments that stay the same for every partition (the chunks but for those used
+ * later: vast_paged_set_chunks). */
+static cl_int set_abi(struct vast_paged *r, cl_kernel kernel)
+{
+    cl_uint n = r->cmd->num_args + 1 + TRANSLATE_MAX_POOL_CHUNKS;
+    cl_int err = set_chunk_args(r, kernel, r->chunks_set);
     cl_ulong4 gsize, goff;
     vast_paged_geometry(r, &gsize, &goff);
     if (err == CL_SUCCESS)
@@ -309,15 +341,14 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
     cl_int err = open_plan(r, cmd, rq, pool, tk);
     if (err != CL_SUCCESS)
         return err;
-    for (int s = 0; s < 2; s++)
-        r->fault_host[s] = calloc(FAULT_WORDS, 4);
-    err = r->fault_host[0] && r->fault_host[1] ? host_tables(r) : CL_OUT_OF_HOST_MEMORY;
+    err = host_tables(r); /* (fault_host: made by the first run that faults, pipeline.c) */
     for (int s = 0; s < 2 && err == CL_SUCCESS; s++)
         r->lpt[s] = real_buffer(r, r->pages * sizeof(uint32_t), NULL, &err);
     if (err == CL_SUCCESS)
         err = open_scratch(r);
     for (int s = 0; s < 2 && err == CL_SUCCESS; s++) /* each run writes its header first (hdr_start) */
         r->faults[s] = real_buffer(r, FAULT_WORDS * 4, NULL, &err);
+    r->chunks_set = pagecache_chunks_used(pool);
     for (int b = 0; b < 2 && err == CL_SUCCESS; b++) {
         cl_kernel k = b == 0 ? r->pk : r->pkr;
         if (k != NULL)

@@ -386,7 +386,9 @@ static cl_int enqueue_partition(struct vast_paged *r, cl_kernel pk, int slot, si
 {
     cl_ulong4 cfg = {{r->pool->page_shift, r->pages, first, end}};
     cl_command_queue q = r->sq[slot];
-    cl_int err = r->d->clEnqueueWriteBuffer(q, r->lpt[slot], CL_FALSE, 0, r->pages * sizeof(uint32_t),
+    cl_int err = vast_paged_set_chunks(r); /* a chunk the partition's pages use for the first time */
+    if (err == CL_SUCCESS)
+        err = r->d->clEnqueueWriteBuffer(q, r->lpt[slot], CL_FALSE, 0, r->pages * sizeof(uint32_t),
                                             r->lpt_host[slot], 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = r->d->clEnqueueWriteBuffer(q, r->faults[slot], CL_FALSE, 0, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
@@ -495,6 +497,13 @@ static cl_int collect_faults(struct vast_paged *r, int slot, const uint8_t *set,
         return CL_SUCCESS;
     }
     uint32_t n = fs->overflow ? FAULT_CAPACITY : fs->count;
+    /* The log's host side is made for the first run that faults: two 1 MiB callocs in every
+     * launch's open took 1.0-1.3 ms on an H200's host when they came from a heap page-faulting
+     * them in (forced paged NBody, samples/results/h200-2026-11-30-paged/). */
+    if (log == NULL && (log = r->fault_host[slot] = malloc((size_t)FAULT_WORDS * 4)) == NULL) {
+        vast_error("kernel '%s': no host memory for a fault log", r->cmd->kernel->name);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
     cl_int err = r->d->clEnqueueReadBuffer(r->sq[slot], r->faults[slot], CL_TRUE, TRANSLATE_FAULT_LOG_HEADER_WORDS * 4,
                                            (size_t)n * TRANSLATE_FAULT_ENTRY_WORDS * 4,
                                            log + TRANSLATE_FAULT_LOG_HEADER_WORDS, 0, NULL, NULL);

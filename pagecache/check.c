@@ -10,7 +10,9 @@
  *     writing it back for a load (VAST_FS_IO, `evicting`: README "The I/O protocol"), and
  *     the table's count of such entries is right (walks skip a table that counts none);
  *   - the free count is the number of free frames; clock hand and free hint are frames;
- *   - host writes in progress lie inside their buffer and keep their pages pinned.
+ *   - host writes in progress lie inside their buffer and keep their pages pinned;
+ *   - a frame holding a page or in I/O is in a chunk marked used (pagecache_chunks_used: the
+ *     chunks paged kernels are given).
  * A frame in I/O belongs to a call between its phases: only what holds during I/O is asked of
  * it (compaction moves a page's entry before its old frame's write-back ends). */
 #include "pagecache_int.h"
@@ -50,6 +52,9 @@ static const char *check_frame(struct vast_pool *pool, uint32_t f, size_t *nfree
         FAIL("frame %u holds page %zu of a buffer whose page table does not name it", f, fr->page);
     if (!(s & (VAST_FS_VALID | VAST_FS_IO)))
         FAIL("frame %u holds no page, is in no I/O, yet has state 0x%x (pins, usage or DIRTY)", f, s);
+    size_t chunk = f / pool->frames_per_chunk;
+    if (chunk < 32 && !(pagecache_chunks_used(pool) >> chunk & 1u))
+        FAIL("frame %u is in use in chunk %zu, which is not marked used", f, chunk);
     /* README "Pages a kernel overwrites": a frame that was never loaded is pinned and clean */
     if ((s & VAST_FS_UNLOADED) && (VAST_FS_PINS(s) == 0 || (s & VAST_FS_DIRTY) || !(s & VAST_FS_VALID)))
         FAIL("frame %u was given without a load, yet is unpinned, dirty or holds no page (state 0x%x)", f, s);

@@ -99,6 +99,10 @@ struct vast_pool {
      * them are in use now. Frames [0, pagecache_frames_now) are the ones grants and sweeps see. */
     size_t nframes, overdraft, lent, frames_per_chunk, nchunks;
     vast_dev_chunk *chunks;
+    /* Bit c: chunk c (c < 32) has held a frame (pagecache_take_free sets it, never cleared).
+     * Paged kernels are given only these chunks (interpose/paged.c): a real buffer passed to a
+     * kernel is committed, all of it, by NVIDIA's OpenCL. */
+    _Atomic uint32_t chunks_used;
     struct vast_frame *frames;
     pthread_mutex_t lock;    /* frame tags, page-table entries, hands, free count */
     pthread_cond_t io_done;  /* broadcast whenever VAST_FS_IO is cleared */
@@ -237,11 +241,20 @@ size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_f
  * count, and no longer warm. */
 static inline void pagecache_take_free(struct vast_pool *pool, uint32_t f)
 {
+    size_t chunk = f / pool->frames_per_chunk;
+    if (chunk < 32)
+        atomic_fetch_or_explicit(&pool->chunks_used, 1u << chunk, memory_order_release);
     pool->free_count--;
     if (pool->frames[f].warm) {
         pool->frames[f].warm = false;
         pool->warm_count--;
     }
+}
+/* The chunks that have held a frame (bit c: chunk c, c < 32), without the lock: a frame the
+ * caller holds (granted, pinned) has its chunk's bit seen. */
+static inline uint32_t pagecache_chunks_used(const struct vast_pool *p)
+{
+    return atomic_load_explicit(&p->chunks_used, memory_order_acquire);
 }
 /* Pool lock held: the frame becomes free (no tag, no flags, no pins). */
 void pagecache_free_frame(struct vast_pool *pool, uint32_t f);

@@ -718,8 +718,32 @@ static void test_check(void **state)
     pool->free_count++;
     expect_bad(pool, "free count");
     pool->free_count--;
+    /* a page in a chunk not marked used (paged kernels would not get that chunk) */
+    uint32_t used = atomic_load(&pool->chunks_used);
+    atomic_store(&pool->chunks_used, used & ~(1u << (f / pool->frames_per_chunk)));
+    expect_bad(pool, "not marked used");
+    atomic_store(&pool->chunks_used, used);
     assert_null(pagecache_check(pool));
     pagecache_unpin_range(fx->buf, 5, 1);
+    teardown_fx(fx);
+}
+
+/* The chunks marked used are those whose frames were granted (free frames lowest first): a
+ * pool of four chunks of 4 frames marks none at first, chunk 0 for 3 pages, chunks 0-2 for 10
+ * (and keeps the marks when the pages go). */
+static void test_chunks_used(void **state)
+{
+    (void)state;
+    struct fixture *fx = setup_fx(16, 4, 16 * PG);
+    assert_int_equal(fx->pool->nchunks, 4);
+    assert_int_equal(pagecache_chunks_used(fx->pool), 0);
+    assert_int_equal(pagecache_make_resident(fx->buf, 0, 3, 0, NULL), 0);
+    assert_int_equal(pagecache_chunks_used(fx->pool), 0x1);
+    assert_int_equal(pagecache_make_resident(fx->buf, 3, 7, 0, NULL), 0);
+    assert_int_equal(pagecache_chunks_used(fx->pool), 0x7);
+    assert_null(pagecache_check(fx->pool));
+    assert_int_equal(pagecache_invalidate_range(fx->buf, 0, 16 * PG, 0), 0);
+    assert_int_equal(pagecache_chunks_used(fx->pool), 0x7);
     teardown_fx(fx);
 }
 
@@ -777,4 +801,5 @@ VAST_CMOCKA_MAIN(NULL, NULL,
                  test_geometry, test_coalescing, test_release_discards, test_release_warm, test_coalescing_chunks, test_streaming_runs,
                  test_clock_order, test_pins_never_evicted, test_out_of_frames,
                  test_writeback_fault, test_host_write_update, test_map_discard, test_sub_buffer,
-                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check, test_no_load, test_overdraft)
+                 test_backing, test_pool_shape, test_frame_entry, test_pin_host, test_check, test_chunks_used, test_no_load,
+                 test_overdraft)
