@@ -3,11 +3,11 @@
  * library named by an environment variable, PoCL's) whose platforms it hands out after
  * patching their dispatch table. Header-only: each library is one MODULE of its own folder.
  *
- * The including file defines VENDOR_SHIM_ENV (the variable naming the real library),
- * VENDOR_SHIM_NAME (its log prefix), and before including this header:
+ * The including file defines VENDOR_SHIM_ENV (the variable naming the real library) and
+ * VENDOR_SHIM_NAME (its log prefix) before including this header, and, before or after it:
  *   static int shim_patch(cl_platform_id p);  (0 when patched)
  *   static void shim_loaded(void);            (once, after the real library loaded)
- * and gets the exported clIcdGetPlatformIDsKHR. */
+ * and gets the exported clIcdGetPlatformIDsKHR, and for shim_patch shim_writable and SHIM_SWAP. */
 #ifndef VAST_TESTS_VENDOR_SHIM_H
 #define VAST_TESTS_VENDOR_SHIM_H
 
@@ -17,6 +17,29 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* For shim_patch: makes the dispatch table d writable (0 when it is), so that entries can be
+ * replaced with SHIM_SWAP(slot, mine, keep): keep gets the real entry, once. */
+static int shim_writable(struct _cl_icd_dispatch *d)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)d & ~(uintptr_t)(page - 1);
+    uintptr_t hi = ((uintptr_t)(d + 1) + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+    return mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0 ? -1 : 0;
+}
+
+#define SHIM_SWAP(slot, mine, keep)                                                                                    \
+    do {                                                                                                               \
+        if (d->slot != (mine)) {                                                                                       \
+            keep = d->slot;                                                                                            \
+            d->slot = (mine);                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static int shim_patch(cl_platform_id p);
+static void shim_loaded(void);
 
 typedef cl_int (*shim_get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
 static shim_get_platforms_fn shim_real_get;

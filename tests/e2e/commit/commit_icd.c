@@ -22,6 +22,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define VENDOR_SHIM_ENV "COMMIT_REAL"
+#define VENDOR_SHIM_NAME "commit"
+#include "vendor_shim.h"
+
 #define EXPORT __attribute__((visibility("default"))) /* the project builds with hidden visibility */
 #define MAX_MEMS 4096
 #define MAX_ARGS 8192
@@ -230,33 +234,22 @@ static void report(void)
     fprintf(stderr, "commit: %zu bytes in %zu buffers\n", commit_bytes(), n);
 }
 
-#define SWAP(slot, mine, keep)                                                                                         \
-    do {                                                                                                               \
-        if (d->slot != (mine)) {                                                                                       \
-            keep = d->slot;                                                                                            \
-            d->slot = (mine);                                                                                          \
-        }                                                                                                              \
-    } while (0)
-
 static int shim_patch(cl_platform_id p)
 {
     struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)p;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t lo = (uintptr_t)d & ~(uintptr_t)(page - 1);
-    uintptr_t hi = ((uintptr_t)(d + 1) + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
-    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
+    if (shim_writable(d) != 0)
         return -1;
-    SWAP(clGetDeviceInfo, c_device_info, real.device_info);
-    SWAP(clCreateBuffer, c_create_buffer, real.create_buffer);
-    SWAP(clCreateSubBuffer, c_create_sub_buffer, real.create_sub_buffer);
-    SWAP(clReleaseMemObject, c_release, real.release);
-    SWAP(clSetKernelArg, c_set_arg, real.set_arg);
-    SWAP(clEnqueueNDRangeKernel, c_ndrange, real.ndrange);
-    SWAP(clEnqueueReadBuffer, c_read, real.read);
-    SWAP(clEnqueueWriteBuffer, c_write, real.write);
-    SWAP(clEnqueueCopyBuffer, c_copy, real.copy);
-    SWAP(clEnqueueFillBuffer, c_fill, real.fill);
-    SWAP(clEnqueueMapBuffer, c_map, real.map);
+    SHIM_SWAP(clGetDeviceInfo, c_device_info, real.device_info);
+    SHIM_SWAP(clCreateBuffer, c_create_buffer, real.create_buffer);
+    SHIM_SWAP(clCreateSubBuffer, c_create_sub_buffer, real.create_sub_buffer);
+    SHIM_SWAP(clReleaseMemObject, c_release, real.release);
+    SHIM_SWAP(clSetKernelArg, c_set_arg, real.set_arg);
+    SHIM_SWAP(clEnqueueNDRangeKernel, c_ndrange, real.ndrange);
+    SHIM_SWAP(clEnqueueReadBuffer, c_read, real.read);
+    SHIM_SWAP(clEnqueueWriteBuffer, c_write, real.write);
+    SHIM_SWAP(clEnqueueCopyBuffer, c_copy, real.copy);
+    SHIM_SWAP(clEnqueueFillBuffer, c_fill, real.fill);
+    SHIM_SWAP(clEnqueueMapBuffer, c_map, real.map);
     return 0;
 }
 
@@ -266,7 +259,3 @@ static void shim_loaded(void)
     max_alloc = m != NULL ? strtoull(m, NULL, 0) : 0;
     atexit(report);
 }
-
-#define VENDOR_SHIM_ENV "COMMIT_REAL"
-#define VENDOR_SHIM_NAME "commit"
-#include "vendor_shim.h"

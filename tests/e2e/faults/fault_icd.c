@@ -19,6 +19,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define VENDOR_SHIM_ENV "FAULT_REAL"
+#define VENDOR_SHIM_NAME "fault"
+#include "vendor_shim.h"
+
 
 enum {
     F_CREATE_BUFFER,
@@ -145,31 +149,20 @@ static void report(void)
         fprintf(stderr, "fault: failed %s call %lu with %d\n", names[target], target_n, target_code);
 }
 
-#define SWAP(slot, mine, keep)                                                                                         \
-    do {                                                                                                               \
-        if (d->slot != (mine)) {                                                                                       \
-            keep = d->slot;                                                                                            \
-            d->slot = (mine);                                                                                          \
-        }                                                                                                              \
-    } while (0)
-
 static int shim_patch(cl_platform_id p)
 {
     struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)p;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t lo = (uintptr_t)d & ~(uintptr_t)(page - 1);
-    uintptr_t hi = ((uintptr_t)(d + 1) + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
-    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
+    if (shim_writable(d) != 0)
         return -1;
-    SWAP(clCreateBuffer, f_create_buffer, real.create_buffer);
-    SWAP(clCreateSubBuffer, f_create_sub_buffer, real.create_sub_buffer);
-    SWAP(clEnqueueNDRangeKernel, f_ndrange, real.ndrange);
-    SWAP(clEnqueueReadBuffer, f_read, real.read);
-    SWAP(clEnqueueWriteBuffer, f_write, real.write);
-    SWAP(clEnqueueCopyBuffer, f_copy, real.copy);
-    SWAP(clEnqueueMapBuffer, f_map, real.map);
-    SWAP(clBuildProgram, f_build, real.build);
-    SWAP(clCreateKernel, f_create_kernel, real.create_kernel);
+    SHIM_SWAP(clCreateBuffer, f_create_buffer, real.create_buffer);
+    SHIM_SWAP(clCreateSubBuffer, f_create_sub_buffer, real.create_sub_buffer);
+    SHIM_SWAP(clEnqueueNDRangeKernel, f_ndrange, real.ndrange);
+    SHIM_SWAP(clEnqueueReadBuffer, f_read, real.read);
+    SHIM_SWAP(clEnqueueWriteBuffer, f_write, real.write);
+    SHIM_SWAP(clEnqueueCopyBuffer, f_copy, real.copy);
+    SHIM_SWAP(clEnqueueMapBuffer, f_map, real.map);
+    SHIM_SWAP(clBuildProgram, f_build, real.build);
+    SHIM_SWAP(clCreateKernel, f_create_kernel, real.create_kernel);
     return 0;
 }
 
@@ -184,7 +177,3 @@ static void shim_loaded(void)
     target_code = code ? (cl_int)strtol(code, NULL, 10) : CL_OUT_OF_RESOURCES;
     atexit(report);
 }
-
-#define VENDOR_SHIM_ENV "FAULT_REAL"
-#define VENDOR_SHIM_NAME "fault"
-#include "vendor_shim.h"

@@ -16,6 +16,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define VENDOR_SHIM_ENV "OFFSET32_REAL"
+#define VENDOR_SHIM_NAME "offset32"
+#include "vendor_shim.h"
+
 static cl_api_clEnqueueNDRangeKernel real_enqueue;
 #define EXPORT __attribute__((visibility("default"))) /* the project builds with hidden visibility */
 
@@ -49,14 +53,9 @@ static cl_int CL_API_CALL enqueue32(cl_command_queue q, cl_kernel k, cl_uint dim
 static int shim_patch(cl_platform_id p)
 {
     struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)p;
-    if (d->clEnqueueNDRangeKernel == enqueue32)
-        return 0;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t slot = (uintptr_t)&d->clEnqueueNDRangeKernel, base = slot & ~(uintptr_t)(page - 1);
-    if (mprotect((void *)base, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+    if (shim_writable(d) != 0)
         return -1;
-    real_enqueue = d->clEnqueueNDRangeKernel;
-    d->clEnqueueNDRangeKernel = enqueue32;
+    SHIM_SWAP(clEnqueueNDRangeKernel, enqueue32, real_enqueue);
     return 0;
 }
 
@@ -64,7 +63,3 @@ static void shim_loaded(void)
 {
     atexit(report);
 }
-
-#define VENDOR_SHIM_ENV "OFFSET32_REAL"
-#define VENDOR_SHIM_NAME "offset32"
-#include "vendor_shim.h"
