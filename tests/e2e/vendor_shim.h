@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 /* For shim_patch: makes the dispatch table d writable (0 when it is), so that entries can be
- * replaced with SHIM_SWAP(slot, mine, keep): keep gets the real entry, once. */
+ * replaced with SHIM_SWAP(slot, mine, keep) on the table named `d` in the caller: keep gets the
+ * real entry, once (patching a table twice keeps the first real one). */
 static int shim_writable(struct _cl_icd_dispatch *d)
 {
     long page = sysconf(_SC_PAGESIZE);

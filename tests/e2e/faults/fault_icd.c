@@ -23,7 +23,6 @@
 #define VENDOR_SHIM_NAME "fault"
 #include "vendor_shim.h"
 
-
 enum {
     F_CREATE_BUFFER,
     F_CREATE_SUB_BUFFER,
