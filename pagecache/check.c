@@ -52,9 +52,9 @@ static const char *check_frame(struct vast_pool *pool, uint32_t f, size_t *nfree
         FAIL("frame %u holds page %zu of a buffer whose page table does not name it", f, fr->page);
     if (!(s & (VAST_FS_VALID | VAST_FS_IO)))
         FAIL("frame %u holds no page, is in no I/O, yet has state 0x%x (pins, usage or DIRTY)", f, s);
-    size_t chunk = f / pool->frames_per_chunk;
-    if (chunk < 32 && !(pagecache_chunks_used(pool) >> chunk & 1u))
-        FAIL("frame %u is in use in chunk %zu, which is not marked used", f, chunk);
+    uint32_t bit = pagecache_frame_chunk_bit(pool, f);
+    if (bit && !(pagecache_chunks_used(pool) & bit))
+        FAIL("frame %u is in use in chunk %zu, which is not marked used", f, (size_t)(f / pool->frames_per_chunk));
     /* README "Pages a kernel overwrites": a frame that was never loaded is pinned and clean */
     if ((s & VAST_FS_UNLOADED) && (VAST_FS_PINS(s) == 0 || (s & VAST_FS_DIRTY) || !(s & VAST_FS_VALID)))
         FAIL("frame %u was given without a load, yet is unpinned, dirty or holds no page (state 0x%x)", f, s);

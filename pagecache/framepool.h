@@ -239,11 +239,18 @@ static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t 
 size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out);
 /* Pool lock held: free frame f is taken (granted, or claimed by compaction): out of the free
  * count, and no longer warm. */
+/* Frame f's chunk as a bit of chunks_used (0 for chunks from the 33rd on, which no paged
+ * kernel names). */
+static inline uint32_t pagecache_frame_chunk_bit(const struct vast_pool *p, uint32_t f)
+{
+    size_t chunk = f / p->frames_per_chunk;
+    return chunk < 32 ? 1u << chunk : 0;
+}
 static inline void pagecache_take_free(struct vast_pool *pool, uint32_t f)
 {
-    size_t chunk = f / pool->frames_per_chunk;
-    if (chunk < 32)
-        atomic_fetch_or_explicit(&pool->chunks_used, 1u << chunk, memory_order_release);
+    uint32_t bit = pagecache_frame_chunk_bit(pool, f);
+    if (bit)
+        atomic_fetch_or_explicit(&pool->chunks_used, bit, memory_order_release);
     pool->free_count--;
     if (pool->frames[f].warm) {
         pool->frames[f].warm = false;

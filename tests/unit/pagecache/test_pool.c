@@ -720,7 +720,7 @@ static void test_check(void **state)
     pool->free_count--;
     /* a page in a chunk not marked used (paged kernels would not get that chunk) */
     uint32_t used = atomic_load(&pool->chunks_used);
-    atomic_store(&pool->chunks_used, used & ~(1u << (f / pool->frames_per_chunk)));
+    atomic_store(&pool->chunks_used, used & ~pagecache_frame_chunk_bit(pool, f));
     expect_bad(pool, "not marked used");
     atomic_store(&pool->chunks_used, used);
     assert_null(pagecache_check(pool));
