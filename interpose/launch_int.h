@@ -93,7 +93,8 @@ struct vast_paged {
     uint64_t *arg_va;                 /* per kernel argument: its virtual address, 0 if none */
     size_t local[3], groups[3], total_groups;
     cl_ulong slices;                  /* vast_slab.s3: real work-groups per original one (0: 1) */
-    cl_mem lpt[2], scratch, faults[2]; /* page table and fault log per pipeline slot */
+    cl_mem lpt[2], faults[2];         /* page table and fault log per pipeline slot */
+    cl_mem scratch;                   /* the device's scratch frame (not r's: paged.c, open_scratch) */
     uint32_t chunks_set;              /* the pool's used chunks the kernels were given (vast_paged_set_chunks) */
     cl_mem *arg_const;                /* per kernel argument: real copy of a __constant virtual buffer */
     uint32_t *lpt_host[2];            /* pinned, kept by the thread (paged.c, host_tables) */
@@ -151,8 +152,8 @@ cl_int vast_paged_open(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_com
 /* Only what planning needs (the virtual space, the work-group grid; no page tables, fault logs
  * or host tables), for a plan made at enqueue on the application's thread; the key of the kept
  * plan needs no more. The inspector, the first time it runs, calls vast_paged_plan_queue: with
- * no rq it makes a real queue of r's own and the scratch frame on it (vast_paged_close releases
- * both); host page sets need neither (NVIDIA took 2.7-3.2 ms for the two at every admission). */
+ * no rq it makes a real queue of r's own (vast_paged_close releases it) and takes the device's
+ * scratch frame; host page sets need neither (NVIDIA took 2.7-3.2 ms for the two at every admission). */
 cl_int vast_paged_open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, struct vast_pool *pool,
                             const struct translate_kernel *tk);
 cl_int vast_paged_plan_queue(struct vast_paged *r);

@@ -83,6 +83,7 @@ struct _cl_device_id {
     struct vast_pool *pool;
     void *devops;
     cl_command_queue pool_queue; /* real in-order queue of the shared context */
+    cl_mem scratch; /* the paged kernels' scratch frame, made by the first paged launch (paged.c) */
     struct vast_executor *executor; /* runs virtual commands (root devices; executor.c) */
     struct vast_onqueue *_Atomic onqueue; /* kernels on applications' queues (root devices; onqueue.c) */
     /* VAST_MERGE_DEVICES (platform.c, merge.c): the merged device lists the root devices it
