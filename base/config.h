@@ -43,7 +43,7 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
       "creation, VAST's own stores from their first use); 0: transfers pin what they touch (measuring)") \
     X(POW2, pin_granule, "VAST_PIN_GRANULE", "256M",                                              \
       "bytes pinned per driver call (a power of two from 4K): the driver holds its other calls "  \
-      "while it pins one")                                                                        \
+      "while it pins one (measuring)")                                                                        \
     X(SIZE, staging_threads, "VAST_STAGING_THREADS", "0",                                         \
       "host threads of bulk copies (reads and writes of backing stores, staging through pinned "    \
       "slots); 0: min(16, cores)")                                                                \
@@ -53,6 +53,10 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
       "write-backs run beside loads (both link directions), in windows of this size; 0: write-backs then loads") \
     X(BOOL, force_paged, "VAST_FORCE_PAGED", "0",                                                 \
       "run the paged kernel even where direct mode would do (testing and measuring)")             \
+    X(AUTOBOOL, build_wait, "VAST_BUILD_WAIT", "auto",                                            \
+      "clBuildProgram (clCreateKernel for a program built before) builds VAST's paged variants "  \
+      "before it returns; 0: on VAST's background thread, a launch waiting for what is not done; " \
+      "auto: inside where every launch runs paged (VAST_FORCE_PAGED=1), else in the background")  \
     X(BOOL, merge_devices, "VAST_MERGE_DEVICES", "0",                                             \
       "show every device of a real platform as one virtual device whose launches run on all of them") \
     X(INSPECT, inspect, "VAST_INSPECT", "auto",                                                    \

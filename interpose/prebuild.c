@@ -7,6 +7,7 @@
 #include "prebuild.h"
 
 #include "variant.h"
+#include "../base/config.h"
 #include "../base/log.h"
 
 #include <pthread.h>
@@ -132,10 +133,26 @@ static bool start_worker(void)
     return started;
 }
 
+static atomic_ulong queued_ever;
+
+/* VAST_BUILD_WAIT: where every launch runs paged, the variants are certain to be needed, and a
+ * build in the background only moves the driver's compile into the application's first launch
+ * (NVIDIA's compile cache cold: forced paged NBody 0.26 s against 0.018 natively, its pins and
+ * launch held by the driver while it compiled; samples/results/h200-2026-11-30-paged/, c1). */
+static bool build_waits(void)
+{
+    const struct vast_config *cfg = vast_config_get();
+    return cfg->build_wait == VAST_AUTOBOOL_ON || (cfg->build_wait == VAST_AUTOBOOL_AUTO && cfg->force_paged);
+}
+
 void vast_prebuild_start(cl_program program, cl_device_id device)
 {
     if (device == NULL || !device->is_root || !vast_variant_claim_prebuild(program))
         return;
+    if (build_waits()) {
+        vast_variant_prebuild(program, device);
+        return;
+    }
     struct job *j = malloc(sizeof *j);
     if (j == NULL)
         return; /* the launch builds */
@@ -149,6 +166,7 @@ void vast_prebuild_start(cl_program program, cl_device_id device)
         hook_main_thread_exit();
         *tail = j;
         tail = &j->next;
+        atomic_fetch_add(&queued_ever, 1);
         pthread_cond_broadcast(&changed);
     }
     pthread_mutex_unlock(&lock);
@@ -165,6 +183,8 @@ void vast_prebuild_drain(void)
         pthread_cond_wait(&changed, &lock);
     pthread_mutex_unlock(&lock);
 }
+
+unsigned long vast_prebuild_queued(void) { return atomic_load(&queued_ever); }
 
 bool vast_prebuild_busy(void)
 {

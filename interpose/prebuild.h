@@ -8,7 +8,8 @@
  * frees it); a queued program the application has released is skipped. The inspector is left
  * to the first partitioned launch that needs it (through the persistent cache after the first
  * process). At exit the worker finishes the step it is in and stops; programs still queued
- * are not built.
+ * are not built. With VAST_BUILD_WAIT (by default where every launch runs paged) the same
+ * builds run inside the call instead, where a native build has its compile.
  */
 #ifndef VAST_INTERPOSE_PREBUILD_H
 #define VAST_INTERPOSE_PREBUILD_H
@@ -16,11 +17,15 @@
 #include "object.h"
 
 /* Queues the program's build for the device (a root device; others are left to the launch),
- * once per program. Never blocks on a build. */
+ * once per program. Never blocks on a build, unless VAST_BUILD_WAIT says to build here (on
+ * the caller's thread, before it returns). */
 void vast_prebuild_start(cl_program program, cl_device_id device);
 
 /* Waits until the worker has nothing queued or in hand (tests, benchmarks). */
 void vast_prebuild_drain(void);
+
+/* Programs queued to the worker since the process began (tests). */
+unsigned long vast_prebuild_queued(void);
 
 /* Whether the worker has a job in hand (tests). */
 bool vast_prebuild_busy(void);

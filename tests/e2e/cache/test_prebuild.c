@@ -9,7 +9,9 @@
  * also before one registered after the build began (like the destructors of the statics a
  * driver's compiler makes lazily during that build: torn down under the running build, they
  * crashed e2e.platform.test_api at exit in CI); a program built again with other options runs
- * the new build's paged kernel.
+ * the new build's paged kernel. With "wait" (VAST_BUILD_WAIT's default where paging is forced):
+ * clBuildProgram returns with the translation made and nothing queued to the worker, and a
+ * launch right after computes the right result.
  */
 #include "../platform/common.h"
 #include "interpose/prebuild.h"
@@ -200,7 +202,27 @@ static void test_translated_without_a_launch(void **state)
     CHECK_CL(clReleaseProgram(p));
 }
 
+/* VAST_BUILD_WAIT: the builds ran inside clBuildProgram (nothing ever went to the worker) and
+ * the launch after it computes the right result. */
+static void test_built_inside_the_call(void **state)
+{
+    (void)state;
+    cl_program p = build_nth(11);
+    assert_int_equal(vast_prebuild_queued(), 0);
+    assert_false(vast_prebuild_busy());
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, "axpb", &err);
+    CHECK_CL(err);
+    assert_non_null(vast_variant_meta_known(k));
+    assert_int_equal(vast_prebuild_queued(), 0);
+    CHECK_CL(clReleaseKernel(k));
+    CHECK_CL(clReleaseProgram(p));
+    test_launch_waits_for_background_build(state); /* build_nth(7): right values */
+    assert_int_equal(vast_prebuild_queued(), 0);
+}
+
 static int prebuild_tests(void);
+static int wait_tests(void);
 
 static void check_idle_at_teardown(void)
 {
@@ -223,10 +245,16 @@ int main(int argc, char **argv)
         printf("exiting with builds queued\n");
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "wait") == 0)
+        return wait_tests();
     return prebuild_tests();
 }
 
 #define main prebuild_tests
 VAST_CMOCKA_MAIN(setup, teardown, test_release_while_building, test_launch_waits_for_background_build,
                  test_rebuild_with_other_options, test_translated_without_a_launch)
+#undef main
+
+#define main wait_tests
+VAST_CMOCKA_MAIN(setup, teardown, test_built_inside_the_call)
 #undef main
