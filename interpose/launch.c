@@ -586,6 +586,29 @@ static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total, bool run)
 }
 
 /* Resident paged (one partition of every page) or partitioned. */
+/* Bytes a kernel moves through device memory per byte of its buffers above which it is bound
+ * by its own work, not by the link: an H200 reads its memory at about 4.8 TB/s, 87 times one
+ * PCIe 5 link's 55 GB/s (FACTS.md), and a kernel's traffic is estimated from its affine
+ * accesses (translate_affine_traffic: caches make it faster than that), so the bound keeps a
+ * margin. MatrixMul's tiles at n = 4096 move about 200 bytes per byte, at 8192 about 480;
+ * saxpy 1.5, FDTD3d and the image filters under 16. */
+#define KERNEL_BOUND_TRAFFIC 128.0
+
+bool vast_launch_stage_if_kernel_bound(struct vast_paged *r, size_t total)
+{
+    struct vast_launch_cmd *cmd = r->cmd;
+    double traffic = vast_launch_traffic(r), data = (double)total * (double)r->pool->page_size;
+    if (traffic < KERNEL_BOUND_TRAFFIC * data)
+        return false;
+    pagecache_hold_background_pins(1);
+    for (cl_uint i = 0; i < cmd->num_args; i++)
+        vast_vbuf_stage(cmd->args[i].vbuf);
+    r->c.kernel_bound++;
+    vast_info("kernel '%s' moves %.0f bytes through device memory per byte of its buffers: what is not "
+              "pinned of their stores is staged, and no pin runs during the launch", cmd->kernel->name, traffic / data);
+    return true;
+}
+
 static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                         const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
                         struct vast_launch_counters *c)
@@ -615,6 +638,7 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
         r.needs_restore = tk->may_be_non_idempotent;
         err = vast_partition_plan(&r, &parts, &nparts); /* no snapshot where the sets are exact */
     }
+    bool held = err == CL_SUCCESS && *mode == VAST_MODE_PARTITIONED && vast_launch_stage_if_kernel_bound(&r, total);
     /* Faults may refuse it at run time (a work-group over the budget and its overdraft): its
      * written buffers are kept and put back then (pipeline.c, "nothing half done"). */
     struct vast_undo undo = {0};
@@ -630,6 +654,8 @@ static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct
         err = vast_paged_run(&r, parts, nparts);
     if (r.chain != NULL)
         vast_chain_end(cmd, true, err);
+    if (held)
+        pagecache_hold_background_pins(-1);
     vast_paged_undo_close(&r, &undo, err != CL_SUCCESS);
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns; /* c holds only the translation's build time so far */

@@ -245,6 +245,16 @@ struct translate_alaunch;
 int vast_affine_launch(const struct vast_paged *r, struct translate_alaunch *l, const void **values, size_t *sizes);
 int vast_group_boxes(const struct vast_paged *r, size_t a, size_t b, struct translate_alaunch *l,
                      int (*fn)(void *ctx, const struct translate_alaunch *l), void *ctx);
+/* The bytes the launch's work-items move through global memory, estimated from the kernel's
+ * affine description over the whole grid (translate_affine_traffic); -1 when it has none or
+ * cannot be evaluated for this launch (pas.c). */
+double vast_launch_traffic(const struct vast_paged *r);
+/* A partitioned launch (total pages) whose kernel is bound by its own work, not by the link
+ * (vast_launch_traffic against its data, launch.c): its buffers' stores are pinned no further
+ * (vast_vbuf_stage) and the background pinner is held (pagecache_hold_background_pins) until
+ * the caller gives it back; true then. Issue 15: the driver holds every other call while it
+ * pins, and such a launch's data crosses the link once behind long kernels. */
+bool vast_launch_stage_if_kernel_bound(struct vast_paged *r, size_t total);
 /* cover.c: the pages of writable buffers that work-groups [first, end) of a launch overwrite
  * whole (translate_affine_written) into cover (r->pages bytes); false when none can be
  * (VAST_SKIP_OVERWRITTEN=0, or the kernel or its arguments are outside the rule). */

@@ -403,6 +403,7 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
         return CL_SUCCESS;
     }
     *ran = true;
+    bool held = err == CL_SUCCESS && !fits && vast_launch_stage_if_kernel_bound(&r, total);
     bool exact = err == CL_SUCCESS && sets_exact(&r);
     if (err == CL_SUCCESS && !exact) /* the inspector reads data: the first member's as on one device */
         err = members_coherent(cmd, 1);
@@ -449,6 +450,8 @@ cl_int vast_merge_run(struct vast_launch_cmd *cmd, cl_command_queue rq, struct v
     }
     if (chain != NULL)
         vast_chain_end(cmd, true, err);
+    if (held)
+        pagecache_hold_background_pins(-1);
     vast_partitions_free(parts, nparts);
     r.c.build_ns += c->build_ns;
     *c = r.c;

@@ -235,6 +235,22 @@ int vast_affine_launch(const struct vast_paged *r, struct translate_alaunch *l, 
     return 0;
 }
 
+double vast_launch_traffic(const struct vast_paged *r)
+{
+    struct translate_alaunch l;
+    const void *values[64];
+    size_t sizes[64];
+    double per_item, items = 1;
+    if (r->tk->affine == NULL || vast_affine_launch(r, &l, values, sizes) != 0)
+        return -1;
+    for (int d = 0; d < 3; d++) {
+        l.group_first[d] = 0;
+        l.group_last[d] = r->groups[d] - 1;
+        items *= (double)r->cmd->sh.global[d];
+    }
+    return translate_affine_traffic(r->tk->affine, &l, &per_item) == 0 ? per_item * items : -1;
+}
+
 /* Work-groups [a, b) (flat ids) as boxes of whole rows and planes of the group grid, each
  * set in l's group_first/group_last and passed to fn; stops at fn's first nonzero return. */
 int vast_group_boxes(const struct vast_paged *r, size_t a, size_t b, struct translate_alaunch *l,

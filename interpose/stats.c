@@ -42,6 +42,7 @@ void vast_stats_add(struct vast_launch_counters *t, const struct vast_launch_cou
     t->faults += c->faults;
     t->retries += c->retries;
     t->host_plans += c->host_plans;
+    t->kernel_bound += c->kernel_bound;
     t->on_queue += c->on_queue;
     t->backwards += c->backwards;
     t->chained += c->chained;
@@ -95,13 +96,13 @@ void vast_stats_print(void)
                         "vast: stats: kernel=%s mode=%s launches=%lu partitions=%lu faults=%lu retries=%lu "
                         "h2d_bytes=%llu d2h_bytes=%llu build_s=%.6f inspector_s=%.6f plan_s=%.6f transfer_s=%.6f kernel_s=%.6f "
                         "total_s=%.6f host_plans=%lu on_queue=%lu spill_bytes=%llu "
-                        "overdrafts=%lu overdraft_bytes=%llu backwards=%lu chained=%lu\n",
+                        "overdrafts=%lu overdraft_bytes=%llu backwards=%lu chained=%lu kernel_bound=%lu\n",
                         k->name, vast_launch_mode_name((enum vast_launch_mode)m), k->launches[m], t->partitions, t->faults, t->retries,
                         (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes, t->build_ns * 1e-9,
                         t->inspector_ns * 1e-9,
                         t->plan_ns * 1e-9, t->transfer_ns * 1e-9, t->kernel_ns * 1e-9, t->total_ns * 1e-9, t->host_plans,
                         t->on_queue, (unsigned long long)t->spill_bytes, t->overdrafts,
-                        (unsigned long long)t->overdraft_bytes, t->backwards, t->chained);
+                        (unsigned long long)t->overdraft_bytes, t->backwards, t->chained, t->kernel_bound);
         }
     uint64_t critical_ns = 0; /* launches waiting for translations and builds */
     for (struct kernel_stats *k = kernels; k != NULL; k = k->next)

@@ -17,6 +17,7 @@ enum vast_launch_mode { VAST_MODE_DIRECT, VAST_MODE_PAGED, VAST_MODE_PARTITIONED
 struct vast_launch_counters {
     unsigned long partitions, faults, retries;
     unsigned long host_plans; /* plans made from host page sets (partition.c), not the inspector */
+    unsigned long kernel_bound; /* launches bound by their kernels: stores staged (launch.c) */
     unsigned long on_queue;   /* direct launches put on the application's queue (launch.c, launch_fast) */
     unsigned long backwards;  /* partitioned runs from the last partition to the first (pipeline.c) */
     unsigned long chained;    /* launches run by an identical launch before them, in its run (chain.c) */

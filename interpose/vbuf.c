@@ -467,6 +467,15 @@ void vast_vbuf_pin(cl_mem m)
         (void)pagecache_pin_backing_in_background(r->backing, pool->ops, pool->dev);
 }
 
+void vast_vbuf_stage(cl_mem m)
+{
+    cl_mem r = m != NULL ? vast_mem_root(m) : NULL;
+    if (r == NULL || r->backing == NULL)
+        return;
+    atomic_store(&r->pin_later, false);
+    pagecache_backing_stage_rest(r->backing);
+}
+
 cl_int vast_vbuf_svm_begin(cl_mem m, bool write)
 {
     if (!uses_svm(m))

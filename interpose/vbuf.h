@@ -43,6 +43,9 @@ cl_int vast_vbuf_coherent(cl_mem m, cl_device_id dev, size_t offset, size_t size
 /* m's store goes to the background pinner now if it waits for its first use (a host write
  * that ended, a launch that runs: vbuf.c says why); nothing otherwise, once atomic. */
 void vast_vbuf_pin(cl_mem m);
+/* m's store is pinned no further: what the background pinner has not pinned of it yet is
+ * staged by every transfer (pagecache_backing_stage_rest; merge.c says when). */
+void vast_vbuf_stage(cl_mem m);
 
 /* What a virtual device reports as its memory and largest allocation. */
 cl_ulong vast_virtual_memory_bytes(void);

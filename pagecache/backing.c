@@ -43,7 +43,7 @@ struct vast_backing {
     const struct vast_device_ops *pin_ops;
     void *pin_dev;
     /* background pinning (bg.lock, except bg_known: the owner's, see bg_forget) */
-    atomic_int bg_pending;        /* on the worker's queue (read by transfers without bg.lock) */
+    atomic_int bg_pending;        /* on the worker's queue, or left to staging (stage_rest); read by transfers without bg.lock */
     int bg_known;                 /* was queued once: destroy must check the worker */
     int bg_queued;                /* on the queue */
     size_t bg_cursor, bg_granules; /* next granule to pin, granules of the store */
@@ -397,6 +397,7 @@ static struct {
     struct vast_backing *head, *tail;
     struct vast_backing *current; /* the worker may touch only this store, and only while set */
     int demand;                   /* transfers inside pin_host */
+    int hold;                     /* launches holding the worker (pagecache_hold_background_pins) */
     int started, stopping;
     pthread_t thread;
 } bg = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -452,6 +453,27 @@ static void bg_demand(int delta)
     pthread_mutex_unlock(&bg.lock);
 }
 
+void pagecache_hold_background_pins(int delta)
+{
+    pthread_mutex_lock(&bg.lock);
+    bg.hold += delta;
+    if (bg.hold == 0)
+        pthread_cond_broadcast(&bg.work);
+    pthread_mutex_unlock(&bg.lock);
+}
+
+void pagecache_backing_stage_rest(struct vast_backing *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&bg.lock);
+    if (b->bg_queued)
+        bg_unlink(b);
+    b->bg_known = 1;                 /* never queued again */
+    atomic_store(&b->bg_pending, 1); /* transfers leave its unpinned granules to nobody: staged */
+    pthread_mutex_unlock(&bg.lock);
+}
+
 static void *bg_main(void *arg)
 {
     (void)arg;
@@ -459,7 +481,7 @@ static void *bg_main(void *arg)
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BG_NICE);
     pthread_mutex_lock(&bg.lock);
     for (;;) {
-        while (!bg.stopping && (!bg.head || bg.demand > 0))
+        while (!bg.stopping && (!bg.head || bg.demand > 0 || bg.hold > 0))
             pthread_cond_wait(&bg.work, &bg.lock);
         if (bg.stopping)
             break;

@@ -62,6 +62,14 @@ vast_host_pin pagecache_pin_backing(struct vast_backing *b, const struct vast_de
  * all (VAST_PIN). Destroy the store before the device context its pins were made through. */
 int pagecache_pin_backing_in_background(struct vast_backing *b,
                                         const struct vast_device_ops *ops, void *dev);
+/* b's granules not pinned yet stay unpinned: b leaves the background pinner's queue (or never
+ * joins it) and every transfer stages those granules through the device's pinned slots. For
+ * stores whose bytes cross the link once behind long kernels, where the driver's pins (which
+ * hold its other calls) cost more than they save (interpose/merge.c). */
+void pagecache_backing_stage_rest(struct vast_backing *b);
+/* A launch begins (+1) or ends (-1): while any holds it, the background pinner starts no
+ * granule (the one in hand ends first). */
+void pagecache_hold_background_pins(int delta);
 /* Blocks until the background pinner has nothing queued or in progress (tests, benches). */
 void pagecache_wait_background_pins(void);
 /* Granule size for pins (default 256 MiB); set before the first transfer or queueing. */

@@ -500,6 +500,42 @@ int translate_affine_ranges(const struct translate_affine *a, const struct trans
     return 0;
 }
 
+/* Iterations of loop k over the box (loop_ranges done): its values' span over its step where
+ * that is one positive value, else over 1 (an upper bound either way). */
+static double loop_trips(struct env *e, unsigned k)
+{
+    const struct translate_aloop *lp = &e->a->loops[k];
+    struct ival r = e->var[VAR_LOOP + k], st;
+    wide step = 1;
+    if (lp->step.n > 0 && eval(e, &lp->step, &st, 0) == 0 && st.lo == st.hi && st.lo > 0)
+        step = st.lo;
+    return (double)((r.hi - r.lo) / step + 1);
+}
+
+int translate_affine_traffic(const struct translate_affine *a, const struct translate_alaunch *l, double *bytes)
+{
+    struct env e;
+    if (env_init(&e, a, l) != 0 || loop_ranges(&e) != 0)
+        return -1;
+    double sum = 0;
+    for (unsigned i = 0; i < a->nsites; i++) {
+        const struct translate_asite *s = &a->sites[i];
+        unsigned char named[MAX_LOOPS] = {0};
+        for (unsigned n = 0; n < s->offset.n; n++) {
+            const struct translate_anode *node = &s->offset.nodes[n];
+            if (node->op == TRANSLATE_AOP_LOOP && node->v >= 0 && node->v < (long long)a->nloops)
+                named[node->v] = 1;
+        }
+        double site = s->bytes;
+        for (unsigned k = 0; k < a->nloops; k++)
+            if (named[k])
+                site *= loop_trips(&e, k);
+        sum += site;
+    }
+    *bytes = sum;
+    return 0;
+}
+
 int translate_affine_more(const struct translate_affine *a, const struct translate_alaunch *l, int *more)
 {
     struct env e;

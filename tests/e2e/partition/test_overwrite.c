@@ -1,5 +1,5 @@
-/* test_overwrite.c - pages a partition overwrites are not loaded (issue 17 item 2), through the
- * OpenCL API on PoCL. Every case runs on PoCL and through VAST at VAST_DEVICE_MEMORY=1M with
+/* test_overwrite.c - pages a partition overwrites are not loaded (issue 17 item 2), and launches
+ * bound by their kernels stage their stores (issue 15), through the OpenCL API on PoCL. Every case runs on PoCL and through VAST at VAST_DEVICE_MEMORY=1M with
  * 4 KiB pages (data 2.5x to 8x the budget, so launches run in partitions); inputs are random
  * (seeded), outputs poisoned (0xA5) and every root buffer is compared byte for byte with PoCL's.
  *
@@ -11,6 +11,10 @@
  *   saxpy      y[i] = a * x[i] + b: x is loaded whole, y not
  *   matmul     C[row * n + col] = acc under `row < m && col < n`, sizes not multiples of 16
  *   early      `if (i >= n) return;` then out[i - 3] with a global offset of 3
+ *   deep       matmul with k = 512 (B transposed): the only case whose kernel moves more than
+ *              128 bytes through device memory per byte of its buffers (about 320), so the only
+ *              one whose VAST_STATS line must count a kernel-bound launch (kernel_bound=1: its
+ *              stores' transfers staged, launch.c); every other case must count none
  * Fidelity cases (a wrong "covered" proof shows as bytes that differ from PoCL's; their output
  * must be loaded, so they are judged by the bytes only):
  *   every_other  out[2 * i] = v: the odd elements keep their bytes
@@ -63,6 +67,7 @@ struct ocase {
     size_t global[2], local[2], offset[2];
     int counted; /* the output's root buffer, for the counters; -1: judged by bytes only */
     int cut;     /* pages of the output a partition boundary may cut (loaded), per partition */
+    int bound;   /* the launch is bound by its kernel (VAST_STATS kernel_bound) */
 };
 
 #define N1 1000003u   /* elements: 4 MB of uint, 3.8x the budget */
@@ -88,6 +93,18 @@ static const char matmul_src[] =
     "    float acc = 0.0f;\n"
     "    for (uint t = 0; t < k; t++)\n"
     "      acc += A[row * k + t] * B[t * n + col];\n"
+    "    C[row * n + col] = acc;\n"
+    "  }\n"
+    "}\n";
+#define KD 512u /* deep: the inner dimension */
+static const char deep_src[] =
+    "__kernel void deep(__global float *C, __global const float *A, __global const float *Bt,\n"
+    "                   uint m, uint n, uint k) {\n"
+    "  int col = get_global_id(0), row = get_global_id(1);\n"
+    "  if (row < m && col < n) {\n"
+    "    float acc = 0.0f;\n"
+    "    for (uint t = 0; t < k; t++)\n"
+    "      acc += A[row * k + t] * Bt[col * k + t];\n"
     "    C[row * n + col] = acc;\n"
     "  }\n"
     "}\n";
@@ -137,25 +154,27 @@ static const char low_src[] =
 #define G1(g) 1, {(g), 1}, {64, 1}, {0, 0}
 
 static const struct ocase cases[] = {
-    {"fill", "fill", fill_src, {POI(N1 * 4)}, 1, {ARG(0), U32(N1), U32(0x1234567)}, 3, G1(1000064), 0, 2},
+    {"fill", "fill", fill_src, {POI(N1 * 4)}, 1, {ARG(0), U32(N1), U32(0x1234567)}, 3, G1(1000064), 0, 2, 0},
     {"saxpy", "saxpy", saxpy_src, {POI(N1 * 4 - 4 * 3), RND(N1 * 4 - 4 * 3 + 8)}, 2,
-     {ARG(0), ARG(1), F32(1.75), F32(-0.5)}, 4, G1(N1 - 3), 0, 2},
+     {ARG(0), ARG(1), F32(1.75), F32(-0.5)}, 4, G1(N1 - 3), 0, 2, 0},
     {"matmul", "matmul", matmul_src, {POI(MM * NN * 4), RND(MM * KK * 4), RND(KK * NN * 4)}, 3,
-     {ARG(0), ARG(1), ARG(2), U32(MM), U32(NN), U32(KK)}, 6, 2, {1008, 304}, {16, 16}, {0, 0}, 0, 36},
-    {"early", "early", early_src, {POI(N1 * 4)}, 1, {ARG(0), U32(N1)}, 2, 1, {1000064, 1}, {64, 1}, {3, 0}, 0, 2},
-    {"every_other", "every_other", every_other_src, {POI(N1 * 4)}, 1, {ARG(0)}, 1, G1(500032 - 64), -1, 0},
+     {ARG(0), ARG(1), ARG(2), U32(MM), U32(NN), U32(KK)}, 6, 2, {1008, 304}, {16, 16}, {0, 0}, 0, 36, 0},
+    {"deep", "deep", deep_src, {POI(MM * NN * 4), RND(MM * KD * 4), RND(NN * KD * 4)}, 3,
+     {ARG(0), ARG(1), ARG(2), U32(MM), U32(NN), U32(KD)}, 6, 2, {1008, 304}, {16, 16}, {0, 0}, -1, 0, 1},
+    {"early", "early", early_src, {POI(N1 * 4)}, 1, {ARG(0), U32(N1)}, 2, 1, {1000064, 1}, {64, 1}, {3, 0}, 0, 2, 0},
+    {"every_other", "every_other", every_other_src, {POI(N1 * 4)}, 1, {ARG(0)}, 1, G1(500032 - 64), -1, 0, 0},
     {"data_cond", "data_cond", data_cond_src, {POI(N1 * 4 + 4), RND(N1 * 4 + 8)}, 2, {ARG(0), ARG(1)}, 2,
-     G1(1000000), -1, 0},
-    {"read_first", "read_first", read_first_src, {RND(N1 * 4)}, 1, {ARG(0)}, 1, G1(1000000), -1, 0},
+     G1(1000000), -1, 0, 0},
+    {"read_first", "read_first", read_first_src, {RND(N1 * 4)}, 1, {ARG(0)}, 1, G1(1000000), -1, 0, 0},
     {"read_only", "copy1", copy_src, {{N1 * 4, false, CL_MEM_READ_ONLY}, RND(N1 * 4 + 4)}, 2, {ARG(0), ARG(1)}, 2,
-     G1(1000000), -1, 0},
-    {"alias_same", "copy1", copy_src, {RND(N1 * 4)}, 1, {ARG(0), ARG(0)}, 2, G1(1000000), -1, 0},
+     G1(1000000), -1, 0, 0},
+    {"alias_same", "copy1", copy_src, {RND(N1 * 4)}, 1, {ARG(0), ARG(0)}, 2, G1(1000000), -1, 0, 0},
     {"alias_sub", "copy1", copy_src, {RND(N1 * 4 + 512)}, 1, {SUB(0, 384, N1 * 4), SUB(0, 384, N1 * 4)}, 2,
-     G1(1000000), -1, 0},
+     G1(1000000), -1, 0, 0},
     {"sub_offset", "copy1", copy_src, {POI(N1 * 4 + 3 * 4096 + 8192), RND(N1 * 4 + 4)}, 2,
-     {SUB(0, 3 * 4096 + 128, N1 * 4), ARG(1)}, 2, G1(1000000), -1, 0},
-    {"guard_tail", "tail", tail_src, {POI(N1 * 4 + 3 * 4096 + 100)}, 1, {ARG(0), U32(N1)}, 2, G1(1004160), -1, 0},
-    {"guard_low", "low", low_src, {POI(N1 * 4)}, 1, {ARG(0)}, 1, G1(1000000), -1, 0},
+     {SUB(0, 3 * 4096 + 128, N1 * 4), ARG(1)}, 2, G1(1000000), -1, 0, 0},
+    {"guard_tail", "tail", tail_src, {POI(N1 * 4 + 3 * 4096 + 100)}, 1, {ARG(0), U32(N1)}, 2, G1(1004160), -1, 0, 0},
+    {"guard_low", "low", low_src, {POI(N1 * 4)}, 1, {ARG(0)}, 1, G1(1000000), -1, 0, 0},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -278,6 +297,11 @@ static void judge(const void *cv, const struct harness_run *run, const char *out
              run->page >> 10, run->ws >> 10, parts);
     if (parts < 2) {
         snprintf(why, n, "no VAST_STATS line 'kernel=%s mode=partitioned' with partitions >= 2", c->kernel);
+        return;
+    }
+    long long bound = harness_stat(out, c->kernel, "partitioned", "kernel_bound");
+    if (bound != c->bound) {
+        snprintf(why, n, "kernel_bound=%lld on the VAST_STATS line, expected %d", bound, c->bound);
         return;
     }
     if (c->counted < 0)

@@ -7,7 +7,8 @@
  * and a transfer never waits for a pin nor pins a granule the worker has still to pin (it
  * stages meanwhile); queued stores are pinned a granule of each in turn, and the worker yields
  * to transfers' pins of stores not queued; the pools of two devices of one pin domain share a
- * store's pins, a device of another domain gets none. The fake's pin hook counts pin_host calls per
+ * store's pins, a device of another domain gets none; a store left to staging is pinned no
+ * further, and a held worker pins nothing. The fake's pin hook counts pin_host calls per
  * granule and can hold the worker inside a pin. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -533,7 +534,51 @@ static void test_worker_yields_to_transfers(void **state)
     pagecache_destroy_pool(pool);
 }
 
+/* pagecache_backing_stage_rest: a store taken off the queue while the worker pins its first
+ * granule keeps that one pin and gets no other, from the worker or from a transfer (which
+ * stages); a store not queued yet is never queued after. pagecache_hold_background_pins: the
+ * worker starts no granule while held, and pins the queue after. */
+static void test_stage_rest_and_hold(void **state)
+{
+    (void)state;
+    struct fake_device dev;
+    fake_device_init(&dev);
+    struct vast_backing *a = new_store(8 * GRAN), *b = new_store(4 * GRAN), *c = new_store(4 * GRAN);
+    struct tracker t;
+    track(&dev, &t, a);
+    t.hold_granule = 0;
+    assert_int_equal(pagecache_pin_backing_in_background(a, &fake_device_ops, &dev), 0);
+    int held = wait_flag(&t.held);
+    pagecache_backing_stage_rest(a);
+    atomic_store(&t.open, 1);
+    assert_true(held);
+    pagecache_wait_background_pins();
+    assert_int_equal(pagecache_backing_pinned_granules(a), 1);
+    assert_null(pagecache_pin_backing(a, &fake_device_ops, &dev, 3 * GRAN, GRAN)); /* staged */
+    assert_non_null(pagecache_pin_backing(a, &fake_device_ops, &dev, 0, GRAN)); /* the one it has */
+    assert_int_equal(dev.pin_calls, 1);
+    pagecache_backing_stage_rest(b); /* before its first queueing */
+    assert_int_equal(pagecache_pin_backing_in_background(b, &fake_device_ops, &dev), 0);
+    pagecache_wait_background_pins();
+    assert_null(pagecache_pin_backing(b, &fake_device_ops, &dev, 0, 4 * GRAN));
+    assert_int_equal(pagecache_backing_pinned_granules(b), 0);
+    assert_int_equal(dev.pin_calls, 1);
+    pagecache_hold_background_pins(1);
+    assert_int_equal(pagecache_pin_backing_in_background(c, &fake_device_ops, &dev), 0);
+    sleep_us(50000);
+    int none_while_held = dev.pin_calls == 1;
+    pagecache_hold_background_pins(-1);
+    pagecache_wait_background_pins();
+    assert_true(none_while_held);
+    assert_int_equal(pagecache_backing_pinned_granules(c), 4);
+    pagecache_destroy_backing(a);
+    pagecache_destroy_backing(b);
+    pagecache_destroy_backing(c);
+    assert_int_equal(dev.unpins, dev.pins);
+    dev.on_pin = NULL;
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_pinned_without_transfer, test_destroy_while_pinning, test_destroy_race, test_no_pin_host,
                  test_refused_pin_stops_store, test_transfers_race_worker, test_transfers_never_wait_for_pins,
-                 test_stores_in_turn, test_worker_yields_to_transfers, test_pin_domain)
+                 test_stores_in_turn, test_worker_yields_to_transfers, test_pin_domain, test_stage_rest_and_hold)

@@ -1,6 +1,7 @@
 /* test_affine_eval.c - translate_affine_ranges (translate/affine_eval.c) on hand-written
  * descriptions: exact ranges of contiguous accesses, refinement of strided ones, loops, and
- * the cases it must refuse (C wrap-around, division by an interval holding 0, bad arguments). */
+ * the cases it must refuse (C wrap-around, division by an interval holding 0, bad arguments);
+ * translate_affine_traffic's estimate. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -343,6 +344,64 @@ static void test_iteration_ranges(void **state)
     assert_int_equal(translate_affine_ranges(&a, &l, 1024, tr_collect, &g), -1);
 }
 
+/* translate_affine_traffic: a site's bytes times the trips of the loops its offset names. */
+static void test_traffic(void **state)
+{
+    (void)state;
+    double bytes = -1;
+    /* saxpy: y[i] = a * x[i] + y[i], three 4-byte sites, no loop */
+    struct translate_anode gid[] = {U64(GLOBAL_ID, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_asite sx[3] = {{1, 4, TRANSLATE_READ, .offset = EXPR(gid)},
+                                    {2, 4, TRANSLATE_READ, .offset = EXPR(gid)},
+                                    {2, 4, TRANSLATE_WRITE, .offset = EXPR(gid)}};
+    struct translate_affine ax = {sx, 3, NULL, 0, 0};
+    struct translate_alaunch l1 = launch1(1000, 64, 0, 15);
+    assert_int_equal(translate_affine_traffic(&ax, &l1, &bytes), 0);
+    assert_true(bytes == 12);
+    /* MatrixMul's tiles: A[row * n + t + tx] and B[(t + ty) * n + col] in
+     * for (size_t t = 0; t < n; t += 16), C[row * n + col] after it: n / 16 trips of the two
+     * loads, one store */
+    struct translate_anode offa[] = {U64(GLOBAL_ID, 1), U64(ARG, 4), U64(MUL, 0), U64(LOOP, 0), U64(ADD, 0),
+                                     U64(LOCAL_ID, 0), U64(ADD, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode offb[] = {U64(LOOP, 0), U64(LOCAL_ID, 1), U64(ADD, 0), U64(ARG, 4), U64(MUL, 0),
+                                     U64(GLOBAL_ID, 0), U64(ADD, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode offc[] = {U64(GLOBAL_ID, 1), U64(ARG, 4), U64(MUL, 0), U64(GLOBAL_ID, 0),
+                                     U64(ADD, 0), S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_anode first[] = {U64(CONST, 0)}, bound[] = {U64(ARG, 4)}, step[] = {U64(CONST, 16)};
+    struct translate_aloop loop = {EXPR(first), EXPR(bound), EXPR(step), TRANSLATE_ACMP_LT, 0};
+    struct translate_asite sm[3] = {{1, 4, TRANSLATE_READ, .offset = EXPR(offa)},
+                                    {2, 4, TRANSLATE_READ, .offset = EXPR(offb)},
+                                    {0, 4, TRANSLATE_WRITE, .offset = EXPR(offc)}};
+    struct translate_affine am = {sm, 3, &loop, 1, 0};
+    unsigned long long n = 4096;
+    const void *args[5] = {NULL, NULL, NULL, NULL, &n};
+    size_t sizes[5] = {8, 8, 8, 8, 8};
+    struct translate_alaunch l2 = {.dims = 2, .global_size = {4096, 8192, 1}, .local_size = {16, 16, 1},
+                                   .args = args, .arg_sizes = sizes, .num_args = 5,
+                                   .group_first = {0, 0, 0}, .group_last = {255, 511, 0}};
+    assert_int_equal(translate_affine_traffic(&am, &l2, &bytes), 0);
+    assert_true(bytes == 2 * 4 * (4096 / 16) + 4);
+    /* without a known step every value of t counts */
+    loop.step.n = 0;
+    assert_int_equal(translate_affine_traffic(&am, &l2, &bytes), 0);
+    assert_true(bytes == 2 * 4 * 4096 + 4);
+    /* a site naming two nested loops: for (i = 0; i < 10; i++) for (j = i; j < 20; j++) a[i * 20 + j];
+     * j spans [0, 19] over every i: 10 * 20 trips, an upper bound of the 155 it makes */
+    struct translate_anode c0[] = {U64(CONST, 0)}, c10[] = {U64(CONST, 10)}, c20[] = {U64(CONST, 20)};
+    struct translate_anode fj[] = {U64(LOOP, 0)}, one[] = {U64(CONST, 1)};
+    struct translate_aloop nest[2] = {{EXPR(c0), EXPR(c10), EXPR(one), TRANSLATE_ACMP_LT, 0},
+                                      {EXPR(fj), EXPR(c20), EXPR(one), TRANSLATE_ACMP_LT, 0}};
+    struct translate_anode offn[] = {U64(LOOP, 0), U64(CONST, 20), U64(MUL, 0), U64(LOOP, 1), U64(ADD, 0),
+                                     S64(CAST, 0), S64(CONST, 4), S64(MUL, 0)};
+    struct translate_asite sn = {0, 4, TRANSLATE_READ, .offset = EXPR(offn)};
+    struct translate_affine an = {&sn, 1, nest, 2, 0};
+    assert_int_equal(translate_affine_traffic(&an, &l1, &bytes), 0);
+    assert_true(bytes == 4 * 10 * 20);
+    /* a bound it cannot evaluate: n not recorded */
+    l2.num_args = 4;
+    assert_int_equal(translate_affine_traffic(&am, &l2, &bytes), -1);
+}
+
 VAST_CMOCKA_MAIN(NULL, NULL,
                  test_contiguous_exact, test_strided_refined, test_matrixmul_loop, test_remainder_and_shifts,
-                 test_refused, test_written, test_iteration_ranges)
+                 test_refused, test_written, test_iteration_ranges, test_traffic)
