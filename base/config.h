@@ -43,7 +43,7 @@ enum vast_autobool { VAST_AUTOBOOL_AUTO = 0, VAST_AUTOBOOL_OFF, VAST_AUTOBOOL_ON
       "creation, VAST's own stores from their first use); 0: transfers pin what they touch (measuring)") \
     X(POW2, pin_granule, "VAST_PIN_GRANULE", "256M",                                              \
       "bytes pinned per driver call (a power of two from 4K): the driver holds its other calls "  \
-      "while it pins one (measuring)")                                                                        \
+      "while it pins one (measuring)")                                                            \
     X(SIZE, staging_threads, "VAST_STAGING_THREADS", "0",                                         \
       "host threads of bulk copies (reads and writes of backing stores, staging through pinned "    \
       "slots); 0: min(16, cores)")                                                                \

@@ -585,7 +585,6 @@ static cl_int count_pages(struct vast_launch_cmd *cmd, size_t *total, bool run)
     return CL_SUCCESS;
 }
 
-/* Resident paged (one partition of every page) or partitioned. */
 /* Bytes a kernel moves through device memory per byte of its buffers above which it is bound
  * by its own work, not by the link: an H200 reads its memory at about 4.8 TB/s, 87 times one
  * PCIe 5 link's 55 GB/s (FACTS.md), and a kernel's traffic is estimated from its affine
@@ -609,6 +608,7 @@ bool vast_launch_stage_if_kernel_bound(struct vast_paged *r, size_t total)
     return true;
 }
 
+/* Resident paged (one partition of every page) or partitioned. */
 static cl_int run_paged(struct vast_launch_cmd *cmd, cl_command_queue rq, struct vast_pool *pool,
                         const struct translate_kernel *tk, size_t total, enum vast_launch_mode *mode,
                         struct vast_launch_counters *c)

@@ -44,7 +44,7 @@ cl_int vast_vbuf_coherent(cl_mem m, cl_device_id dev, size_t offset, size_t size
  * that ended, a launch that runs: vbuf.c says why); nothing otherwise, once atomic. */
 void vast_vbuf_pin(cl_mem m);
 /* m's store is pinned no further: what the background pinner has not pinned of it yet is
- * staged by every transfer (pagecache_backing_stage_rest; merge.c says when). */
+ * staged by every transfer (pagecache_backing_stage_rest; launch.c says when). */
 void vast_vbuf_stage(cl_mem m);
 
 /* What a virtual device reports as its memory and largest allocation. */

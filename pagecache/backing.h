@@ -65,7 +65,7 @@ int pagecache_pin_backing_in_background(struct vast_backing *b,
 /* b's granules not pinned yet stay unpinned: b leaves the background pinner's queue (or never
  * joins it) and every transfer stages those granules through the device's pinned slots. For
  * stores whose bytes cross the link once behind long kernels, where the driver's pins (which
- * hold its other calls) cost more than they save (interpose/merge.c). */
+ * hold its other calls) cost more than they save (interpose/launch.c). */
 void pagecache_backing_stage_rest(struct vast_backing *b);
 /* A launch begins (+1) or ends (-1): while any holds it, the background pinner starts no
  * granule (the one in hand ends first). */

@@ -500,16 +500,16 @@ int translate_affine_ranges(const struct translate_affine *a, const struct trans
     return 0;
 }
 
-/* Iterations of loop k over the box (loop_ranges done): its values' span over its step where
- * that is one positive value, else over 1 (an upper bound either way). */
+/* Iterations of loop k over the box (loop_ranges done): its values' span over its step; -1
+ * when the step is not one positive value (a grid-stride loop's span over the whole grid would
+ * count every element once per work-item). */
 static double loop_trips(struct env *e, unsigned k)
 {
     const struct translate_aloop *lp = &e->a->loops[k];
     struct ival r = e->var[VAR_LOOP + k], st;
-    wide step = 1;
-    if (lp->step.n > 0 && eval(e, &lp->step, &st, 0) == 0 && st.lo == st.hi && st.lo > 0)
-        step = st.lo;
-    return (double)((r.hi - r.lo) / step + 1);
+    if (lp->step.n == 0 || eval(e, &lp->step, &st, 0) != 0 || st.lo != st.hi || st.lo <= 0)
+        return -1;
+    return (double)((r.hi - r.lo) / st.lo + 1);
 }
 
 int translate_affine_traffic(const struct translate_affine *a, const struct translate_alaunch *l, double *bytes)
@@ -527,9 +527,12 @@ int translate_affine_traffic(const struct translate_affine *a, const struct tran
                 named[node->v] = 1;
         }
         double site = s->bytes;
-        for (unsigned k = 0; k < a->nloops; k++)
-            if (named[k])
-                site *= loop_trips(&e, k);
+        for (unsigned k = 0; k < a->nloops; k++) {
+            double trips = named[k] ? loop_trips(&e, k) : 1;
+            if (trips < 0)
+                return -1;
+            site *= trips;
+        }
         sum += site;
     }
     *bytes = sum;

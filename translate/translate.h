@@ -265,11 +265,12 @@ int translate_affine_ranges(const struct translate_affine *a, const struct trans
 int translate_affine_more(const struct translate_affine *a, const struct translate_alaunch *l, int *more);
 
 /* Traffic: the bytes one work-item of the box moves through the sites, estimated: each site's
- * bytes times the trip counts of the loops its offset names (their spans over the box, so an
- * upper bound for those loops; a site inside a loop whose variable it does not use counts
- * once). What a launch asks of the device's memory against what its buffers hold, where the
- * runtime tells kernels bound by their own work from those bound by the link (issue 15).
- * Returns 0, or -1 when a loop's range cannot be evaluated for this launch. */
+ * bytes times the trip counts of the loops its offset names (their spans over the box over
+ * their steps, so an upper bound for those loops; a site inside a loop whose variable it does
+ * not use counts once). What a launch asks of the device's memory against what its buffers
+ * hold, where the runtime tells kernels bound by their own work from those bound by the link
+ * (issue 15). Returns 0, or -1 when a named loop's range or step (one positive value) cannot
+ * be evaluated for this launch. */
 int translate_affine_traffic(const struct translate_affine *a, const struct translate_alaunch *l, double *bytes);
 
 /* Written ranges (translate/cover.c): calls range(ctx, site, lo, end) for byte ranges
