@@ -47,6 +47,12 @@ cl_int vast_launch_capture(cl_command_queue queue, cl_kernel kernel, cl_uint wor
  * CL_QUEUE_PROFILING_ENABLE the statistics and the trace get device kernel times. Returns
  * the command's status. Launches may run concurrently from several threads. */
 cl_int vast_launch_execute(struct vast_launch_cmd *cmd, cl_command_queue real_queue);
+/* Where every launch will run paged (prebuild.c, VAST_BUILD_WAIT): what a device's first paged
+ * launch would make (the device lane's page-table block, the scratch frame, the first chunk's
+ * commit) is made now on its lane, and waited for (after the lane's earlier commands); once
+ * per device, a merged device's members each (at most 8; the others' first launches do it)
+ * (paged.c). */
+void vast_paged_prepare(cl_device_id dev);
 void vast_launch_cmd_free(struct vast_launch_cmd *cmd);
 
 /* clEnqueueNDRangeKernel on virtual buffers: capture, then run as a virtual command. */

@@ -84,6 +84,7 @@ struct _cl_device_id {
     void *devops;
     cl_command_queue pool_queue; /* real in-order queue of the shared context */
     cl_mem scratch; /* the paged kernels' scratch frame, made by the first paged launch (paged.c) */
+    atomic_bool paged_prepared; /* vast_paged_prepare ran (paged.c) */
     struct vast_executor *executor; /* runs virtual commands (root devices; executor.c) */
     struct vast_onqueue *_Atomic onqueue; /* kernels on applications' queues (root devices; onqueue.c) */
     /* VAST_MERGE_DEVICES (platform.c, merge.c): the merged device lists the root devices it

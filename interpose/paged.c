@@ -26,6 +26,7 @@
 #include "api.h"
 #include "check.h"
 #include "devops_opencl.h"
+#include "executor.h"
 #include "pagecache.h"
 #include "../base/clock.h"
 #include "../base/trace.h"
@@ -65,12 +66,10 @@ static _Thread_local struct {
 
 #define HDR_BYTES 64 /* one header (16 bytes) per cache line */
 
-static cl_int host_tables(struct vast_paged *r)
+/* The calling thread's block, at least `bytes` for pool's launches. */
+static cl_int host_block(struct vast_pool *pool, size_t bytes)
 {
-    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = (3 * HDR_BYTES + 2 * lpt_bytes + page - 1) / page * page;
-    if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != r->pool) {
+    if (host_cache.block == NULL || host_cache.bytes < bytes || host_cache.pool != pool) {
         if (host_cache.pin != NULL)
             pagecache_unpin_host(host_cache.pool, host_cache.pin);
         if (host_cache.block != NULL)
@@ -82,12 +81,22 @@ static cl_int host_tables(struct vast_paged *r)
         VAST_RETURN_IF(block == MAP_FAILED, CL_OUT_OF_HOST_MEMORY, "page tables of a launch (%zu bytes)", bytes);
         memset(block, 0, bytes); /* committed now, not during a transfer */
         vast_host_pin pin = NULL;
-        pagecache_pin_host(r->pool, block, bytes, &pin); /* NULL where it cannot */
+        pagecache_pin_host(pool, block, bytes, &pin); /* NULL where it cannot */
         host_cache.block = block;
         host_cache.bytes = bytes;
         host_cache.pin = pin;
-        host_cache.pool = r->pool;
+        host_cache.pool = pool;
     }
+    return CL_SUCCESS;
+}
+
+static cl_int host_tables(struct vast_paged *r)
+{
+    size_t lpt_bytes = (r->pages * sizeof(uint32_t) + 63) & ~(size_t)63;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    cl_int err = host_block(r->pool, (3 * HDR_BYTES + 2 * lpt_bytes + page - 1) / page * page);
+    if (err != CL_SUCCESS)
+        return err;
     char *block = host_cache.block;
     uint32_t *start = (uint32_t *)block;
     memset(start, 0, HDR_BYTES);
@@ -305,35 +314,108 @@ static cl_int open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, cl_co
 }
 
 /* The scratch frame: the target of faulted accesses, for the paged and inspector kernels. One
- * per device, made by its first paged launch and kept while the library is loaded: its zero
- * page is never written (translate.h), and what faulted work-groups store in its sink is
- * garbage to every launch alike. Made per launch, its blocking write cost every paged launch
- * 0.2-0.6 ms on an H200 (samples/results/h200-2026-11-30-paged/, p1). */
-static cl_int open_scratch(struct vast_paged *r)
+ * per device, made by its first paged launch (or vast_paged_prepare) and kept while the
+ * library is loaded: its zero page is never written (translate.h), and what faulted
+ * work-groups store in its sink is garbage to every launch alike. Made per launch, its
+ * blocking write cost every paged launch 0.2-0.6 ms on an H200
+ * (samples/results/h200-2026-11-30-paged/, p1). Written on q. */
+static cl_mem device_scratch(cl_device_id dev, struct vast_pool *pool, cl_command_queue q, cl_int *err)
 {
-    cl_device_id dev = r->dev;
-    cl_int err = CL_SUCCESS;
+    const struct _cl_icd_dispatch *d = dev->backend->dispatch;
+    *err = CL_SUCCESS;
     pthread_mutex_lock(&dev->obj.lock);
     if (dev->scratch == NULL) {
-        size_t bytes = TRANSLATE_SCRATCH_PAGES * r->pool->page_size;
+        size_t bytes = TRANSLATE_SCRATCH_PAGES * pool->page_size;
         void *zeros = calloc(1, bytes);
-        cl_mem m = zeros == NULL ? NULL : r->d->clCreateBuffer(r->cmd->queue->context->backend->shared,
-                                                                CL_MEM_READ_WRITE, bytes, NULL, &err);
-        if (m != NULL && (err = r->d->clEnqueueWriteBuffer(dev->pool_queue != NULL ? dev->pool_queue : r->rq, m, CL_TRUE, 0, bytes, zeros, 0, NULL,
-                                                           NULL)) != CL_SUCCESS) {
-            r->d->clReleaseMemObject(m);
+        cl_mem m = NULL;
+        if (zeros == NULL)
+            *err = CL_OUT_OF_HOST_MEMORY;
+        else
+            m = d->clCreateBuffer(dev->backend->shared, CL_MEM_READ_WRITE, bytes, NULL, err);
+        if (m != NULL && (*err = d->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL)) != CL_SUCCESS) {
+            d->clReleaseMemObject(m);
             m = NULL;
         }
         free(zeros);
         dev->scratch = m;
-        if (zeros == NULL)
-            err = CL_OUT_OF_HOST_MEMORY;
     }
-    r->scratch = dev->scratch;
+    cl_mem m = dev->scratch;
     pthread_mutex_unlock(&dev->obj.lock);
-    VAST_RETURN_IF(r->scratch == NULL, err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES, "scratch frame of %s",
-                   dev->name);
+    if (m == NULL && *err == CL_SUCCESS)
+        *err = CL_OUT_OF_RESOURCES;
+    return m;
+}
+
+static cl_int open_scratch(struct vast_paged *r)
+{
+    cl_int err;
+    r->scratch = device_scratch(r->dev, r->pool, r->dev->pool_queue != NULL ? r->dev->pool_queue : r->rq, &err);
+    VAST_RETURN_IF(r->scratch == NULL, err, "scratch frame of %s", r->dev->name);
     return CL_SUCCESS;
+}
+
+struct prepare {
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    cl_uint running;
+};
+
+struct prepare_one {
+    struct prepare *all;
+    cl_device_id dev;
+};
+
+/* On a device's lane (vast_paged_prepare): the lane's host tables, the scratch frame, and a
+ * read of one word of the pool's first chunk, which the first frames come from: NVIDIA's
+ * OpenCL allocates a buffer whole at its first transfer (about 1 ms for an H200's 35 GiB
+ * chunk, n5 of samples/results/h200-2026-11-30-paged/), which the first load paid. Each step
+ * is what the first paged launch would do itself; a failure leaves it to that launch. */
+static void prepare_job(void *arg, cl_command_queue lane)
+{
+    struct prepare_one *one = arg;
+    cl_device_id dev = one->dev;
+    cl_int err;
+    struct vast_pool *pool = vast_device_pool(dev, &err);
+    if (pool != NULL && host_block(pool, (size_t)1 << 20) == CL_SUCCESS &&
+        device_scratch(dev, pool, lane, &err) != NULL && pool->nchunks > 0) {
+        cl_uint word;
+        cl_mem chunk = pagecache_devops_opencl_mem(pool->chunks[0]);
+        (void)dev->backend->dispatch->clEnqueueReadBuffer(lane, chunk, CL_TRUE, 0, sizeof word, &word, 0, NULL, NULL);
+    }
+    pthread_mutex_lock(&one->all->lock);
+    one->all->running--;
+    pthread_cond_broadcast(&one->all->done);
+    pthread_mutex_unlock(&one->all->lock);
+}
+
+/* Waits for the jobs: made in the background they ran into the application's first commands
+ * after clBuildProgram (forced paged NBody's writes waited 2.8 ms for the lane's pins and the
+ * chunk's commit, and the sample took longer than unprepared: t2 of
+ * samples/results/h200x2-2026-11-30-multigpu/); a native build's allocations happen inside
+ * the call too. */
+void vast_paged_prepare(cl_device_id dev)
+{
+    struct prepare all = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+    struct prepare_one one[8];
+    cl_uint n = dev->num_members > 1 ? dev->num_members : 1;
+    for (cl_uint i = 0; i < n && i < 8; i++) {
+        cl_device_id m = n > 1 ? dev->members[i] : dev;
+        one[i] = (struct prepare_one){&all, m};
+        if (!m->is_root || m->backend->shared == NULL || atomic_exchange(&m->paged_prepared, true))
+            continue;
+        pthread_mutex_lock(&all.lock);
+        all.running++;
+        pthread_mutex_unlock(&all.lock);
+        if (vast_executor_job(m, prepare_job, &one[i]) != CL_SUCCESS) { /* the first launch does it all */
+            pthread_mutex_lock(&all.lock);
+            all.running--;
+            pthread_mutex_unlock(&all.lock);
+        }
+    }
+    pthread_mutex_lock(&all.lock);
+    while (all.running > 0)
+        pthread_cond_wait(&all.done, &all.lock);
+    pthread_mutex_unlock(&all.lock);
 }
 
 cl_int vast_paged_open_plan(struct vast_paged *r, struct vast_launch_cmd *cmd, struct vast_pool *pool,

@@ -6,6 +6,7 @@
  */
 #include "prebuild.h"
 
+#include "launch.h"
 #include "variant.h"
 #include "../base/config.h"
 #include "../base/log.h"
@@ -151,6 +152,7 @@ void vast_prebuild_start(cl_program program, cl_device_id device)
         return;
     if (build_waits()) {
         vast_variant_prebuild(program, device);
+        vast_paged_prepare(device);
         return;
     }
     struct job *j = malloc(sizeof *j);

@@ -10,10 +10,12 @@
  * driver's compiler makes lazily during that build: torn down under the running build, they
  * crashed e2e.platform.test_api at exit in CI); a program built again with other options runs
  * the new build's paged kernel. With "wait" (VAST_BUILD_WAIT's default where paging is forced):
- * clBuildProgram returns with the translation made and nothing queued to the worker, and a
+ * clBuildProgram returns with the translation made and nothing queued to the worker, the
+ * device's scratch frame is made on its lane before it returns (vast_paged_prepare), and a
  * launch right after computes the right result.
  */
 #include "../platform/common.h"
+#include "interpose/object.h"
 #include "interpose/prebuild.h"
 #include "interpose/variant.h"
 #include "vast_cmocka.h"
@@ -202,14 +204,26 @@ static void test_translated_without_a_launch(void **state)
     CHECK_CL(clReleaseProgram(p));
 }
 
-/* VAST_BUILD_WAIT: the builds ran inside clBuildProgram (nothing ever went to the worker) and
- * the launch after it computes the right result. */
+/* Whether the device's scratch frame exists (made by a paged launch or vast_paged_prepare). */
+static bool has_scratch(cl_device_id dev)
+{
+    pthread_mutex_lock(&dev->obj.lock);
+    bool made = dev->scratch != NULL;
+    pthread_mutex_unlock(&dev->obj.lock);
+    return made;
+}
+
+/* VAST_BUILD_WAIT: the builds ran inside clBuildProgram (nothing ever went to the worker), the
+ * device was prepared for paged launches before it returned (its scratch frame made on its
+ * lane), and the launch after it computes the right result. */
 static void test_built_inside_the_call(void **state)
 {
     (void)state;
+    assert_false(has_scratch(device));
     cl_program p = build_nth(11);
     assert_int_equal(vast_prebuild_queued(), 0);
     assert_false(vast_prebuild_busy());
+    assert_true(has_scratch(device)); /* prepared before clBuildProgram returned */
     cl_int err;
     cl_kernel k = clCreateKernel(p, "axpb", &err);
     CHECK_CL(err);
