@@ -14,14 +14,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Copies of at least this many bytes go through the pool by default. */
-#define VAST_HOST_COPY_PARALLEL_MIN ((size_t)4 << 20)
+/* Copies of at least this many bytes go through the pool by default. A read into memory the
+ * application has not touched yet copies at about 2 GB/s on one thread (its page faults): on an
+ * H200's host, forced paged NBody's two 2 MiB reads took 1.0 ms of copying each from 4 MiB
+ * and 0.3-0.4 ms from 1 MiB, the sample 0.94 -> 1.02 of native
+ * (samples/results/h200x2-2026-11-30-multigpu/, t3; 256 KiB gave no more). */
+#define VAST_HOST_COPY_PARALLEL_MIN ((size_t)1 << 20)
 
 /* Zero in a field means its default. */
 struct vast_host_copy_config {
     unsigned threads;    /* the caller included (default pagecache_staging_default_threads(),
                           * min(16, cores), the same as VAST_STAGING_THREADS' default) */
-    size_t parallel_min; /* smaller copies are one plain memcpy (default 4 MiB) */
+    size_t parallel_min; /* smaller copies are one plain memcpy (default 1 MiB) */
     size_t min_part;     /* shortest part per thread (default VAST_COPY_MIN_PART, 64 KiB) */
 };
 

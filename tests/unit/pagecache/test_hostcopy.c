@@ -159,7 +159,7 @@ static void test_host_copy_fns(void **state)
     free(dst);
     free(ref);
     back_to_defaults();
-    /* defaults: small copies stay in the caller, the pool is made at the first 4 MiB */
+    /* defaults: small copies stay in the caller, the pool is made at the first 1 MiB */
     pagecache_get_host_copy_stats(&st0);
     unsigned char *big = malloc(8u << 20), *big2 = malloc(8u << 20);
     fill_random(big, 8u << 20, &seed);
