@@ -65,6 +65,7 @@ static _Thread_local struct {
 } host_cache;
 
 #define HDR_BYTES 64 /* one header (16 bytes) per cache line */
+#define HOST_BLOCK_MIN ((size_t)1 << 20) /* 256K pages' tables without growing */
 
 /* The calling thread's block, at least `bytes` for pool's launches. */
 static cl_int host_block(struct vast_pool *pool, size_t bytes)
@@ -75,8 +76,8 @@ static cl_int host_block(struct vast_pool *pool, size_t bytes)
         if (host_cache.block != NULL)
             munmap(host_cache.block, host_cache.bytes);
         host_cache.block = host_cache.pin = NULL;
-        if (bytes < ((size_t)1 << 20))
-            bytes = (size_t)1 << 20; /* 256K pages' tables without growing */
+        if (bytes < HOST_BLOCK_MIN)
+            bytes = HOST_BLOCK_MIN;
         void *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         VAST_RETURN_IF(block == MAP_FAILED, CL_OUT_OF_HOST_MEMORY, "page tables of a launch (%zu bytes)", bytes);
         memset(block, 0, bytes); /* committed now, not during a transfer */
@@ -349,7 +350,7 @@ static cl_mem device_scratch(cl_device_id dev, struct vast_pool *pool, cl_comman
 static cl_int open_scratch(struct vast_paged *r)
 {
     cl_int err;
-    r->scratch = device_scratch(r->dev, r->pool, r->dev->pool_queue != NULL ? r->dev->pool_queue : r->rq, &err);
+    r->scratch = device_scratch(r->dev, r->pool, r->dev->pool_queue, &err); /* made with the pool */
     VAST_RETURN_IF(r->scratch == NULL, err, "scratch frame of %s", r->dev->name);
     return CL_SUCCESS;
 }
@@ -376,7 +377,7 @@ static void prepare_job(void *arg, cl_command_queue lane)
     cl_device_id dev = one->dev;
     cl_int err;
     struct vast_pool *pool = vast_device_pool(dev, &err);
-    if (pool != NULL && host_block(pool, (size_t)1 << 20) == CL_SUCCESS &&
+    if (pool != NULL && host_block(pool, HOST_BLOCK_MIN) == CL_SUCCESS &&
         device_scratch(dev, pool, lane, &err) != NULL && pool->nchunks > 0) {
         cl_uint word;
         cl_mem chunk = pagecache_devops_opencl_mem(pool->chunks[0]);

@@ -237,8 +237,6 @@ static inline int pagecache_frames_adjacent(const struct vast_pool *p, uint32_t 
  * keep their tag and dirty bit until the caller retags them). Returns the number granted,
  * 0 when no frame is free or evictable (every frame pinned or in I/O). */
 size_t pagecache_grant_frames(struct vast_pool *pool, size_t want, struct vast_frame_grant *out);
-/* Pool lock held: free frame f is taken (granted, or claimed by compaction): out of the free
- * count, and no longer warm. */
 /* Frame f's chunk as a bit of chunks_used (0 for chunks from the 33rd on, which no paged
  * kernel names). */
 static inline uint32_t pagecache_frame_chunk_bit(const struct vast_pool *p, uint32_t f)
@@ -246,6 +244,8 @@ static inline uint32_t pagecache_frame_chunk_bit(const struct vast_pool *p, uint
     size_t chunk = f / p->frames_per_chunk;
     return chunk < 32 ? 1u << chunk : 0;
 }
+/* Pool lock held: free frame f is taken (granted, or claimed by compaction): out of the free
+ * count, and no longer warm. */
 static inline void pagecache_take_free(struct vast_pool *pool, uint32_t f)
 {
     uint32_t bit = pagecache_frame_chunk_bit(pool, f);
